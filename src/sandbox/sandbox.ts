@@ -1,0 +1,68 @@
+/**
+ * What a sandbox is to the rest of harness. Only `src/sandbox/` knows it is Docker.
+ * Anchors: pi-mono `packages/mom/src/sandbox.ts` (Executor, ExecResult);
+ * testcontainers-node `container-runtime/clients/container/container-client.ts`.
+ */
+
+/** Options for one command. */
+export interface ExecOptions {
+  /** Kill the command (TERM, then KILL) after this many milliseconds. Default: the sandbox's default timeout. */
+  timeoutMs?: number;
+  /** Aborting kills the command the same way a timeout does; the result has `isCanceled: true`. */
+  signal?: AbortSignal;
+  /** Called with chunks of output as they arrive (already capped per call); for live display only. */
+  onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void;
+}
+
+/** The outcome of one command. A subset of execa's result (`types/return/result.d.ts`). */
+export interface ExecResult {
+  /** The command as given. */
+  command: string;
+  /** Standard output, decoded as UTF-8 (invalid bytes replaced); head and tail kept when over the cap. */
+  stdout: string;
+  /** Standard error, kept apart from stdout, capped the same way. */
+  stderr: string;
+  /** The exit code; `undefined` when the command never ran (blocked, sandbox failure before start). */
+  exitCode: number | undefined;
+  /** True when the command did not succeed: nonzero exit, timeout, cancel, or never ran. */
+  failed: boolean;
+  /** True when the command was killed because it ran past its timeout. */
+  timedOut: boolean;
+  /** True when the command was killed because the caller aborted (Ctrl-C). */
+  isCanceled: boolean;
+  /** True when stdout or stderr was cut to fit the cap (execa's `isMaxBuffer`). */
+  isTruncated: boolean;
+  /** True when the kernel's OOM killer killed a process of this command (the container's cgroup counter moved). */
+  oomKilled: boolean;
+  /** Total bytes the command wrote to stdout, including any that were cut. */
+  stdoutBytes: number;
+  /** Total bytes the command wrote to stderr, including any that were cut. */
+  stderrBytes: number;
+  /** Wall-clock time from start to finish, in milliseconds. */
+  durationMs: number;
+  /** The working directory the command ran in. */
+  cwd: string;
+  /** One line saying what went wrong, e.g. "Command timed out after 5000 milliseconds"; empty on success. */
+  shortMessage: string;
+  /**
+   * Things the sandbox had to do that the model should know about, e.g. "the sandbox was restarted
+   * because every process in it was killed; the working directory was reset to /workspace".
+   */
+  notices: string[];
+}
+
+/**
+ * A long-lived isolated environment that runs shell commands.
+ *
+ * Contract: `exec` resolves for anything the *command* does (nonzero exit, timeout, cancel, flood,
+ * killing every process, exhausting pids or memory). It rejects with `SandboxError` only when the
+ * infrastructure fails and cannot be recovered (daemon unreachable, container cannot be recreated).
+ */
+export interface Sandbox extends AsyncDisposable {
+  /** Container path where the workspace appears, e.g. "/workspace". */
+  readonly workdir: string;
+  /** Runs one shell command. The working directory persists between calls, like a shell's. */
+  exec(command: string, options?: ExecOptions): Promise<ExecResult>;
+  /** Releases host resources. Leaves a reusable container running unless it was created to be removed. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,256 @@
+/**
+ * `DockerSandbox`: the Sandbox interface on one hardened, long-lived container per workspace.
+ * Anchor: testcontainers-node `docker-container-client.ts`.
+ */
+import { randomUUID } from "node:crypto";
+import createDebug from "debug";
+import type Docker from "dockerode";
+import { SandboxError } from "../errors.js";
+import { acquireContainer, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
+import { configHash, containerCreateOptions, DEFAULT_LIMITS, type SandboxSettings } from "./container-spec.js";
+import { connectDocker } from "./docker-client.js";
+import { type ExecOutcome, runDockerExec, runSimpleExec } from "./docker-exec.js";
+import { HEALTH_SCRIPT } from "./exec-scripts.js";
+import { ensureSandboxImage } from "./image.js";
+import { createLabels } from "./labels.js";
+import type { ExecOptions, ExecResult, Sandbox } from "./sandbox.js";
+import { resolveWorkspace } from "./workspace.js";
+
+const log = createDebug("harness:docker");
+
+export interface DockerSandboxOptions {
+  /** Host directory to mount; must exist. */
+  workspace: string;
+  /** Use this existing image instead of building harness's own (it only needs /bin/sh). */
+  image?: string | undefined;
+  /** "uid:gid"; default: the workspace owner's. Root (0) is refused. */
+  user?: string | undefined;
+  network?: string | undefined;
+  memoryBytes?: number | undefined;
+  cpus?: number | undefined;
+  pidsLimit?: number | undefined;
+  tmpSizeMiB?: number | undefined;
+  homeSizeMiB?: number | undefined;
+  runtime?: string | undefined;
+  /** Container path of the workspace. Default /workspace. */
+  workdir?: string | undefined;
+  /** Per-command timeout when the call gives none. Default 120 s. */
+  defaultTimeoutMs?: number | undefined;
+  /** Bytes of stdout and of stderr kept from the start and from the end of each command's output. */
+  outputHeadBytes?: number | undefined;
+  outputTailBytes?: number | undefined;
+  /** Seconds between TERM and KILL when a command is killed. Default 2. */
+  killGraceSeconds?: number | undefined;
+  /** Remove the container on stop (throwaway sandboxes) instead of leaving it for the next run. */
+  removeOnStop?: boolean | undefined;
+  /** Image build progress and lifecycle messages, for the user (not the model). */
+  onProgress?: ((line: string) => void) | undefined;
+  /** An engine client; default: DOCKER_HOST or the local socket. */
+  docker?: Docker | undefined;
+}
+
+export class DockerSandbox implements Sandbox {
+  readonly workdir: string;
+  /** True until the first command ran, and again after a recovery: the next one starts in the workspace. */
+  private fresh = true;
+  /** Where the next command starts (the last one's final cwd). */
+  private cwd: string;
+  private pendingNotices: string[] = [];
+
+  private constructor(
+    private readonly docker: Docker,
+    private container: Docker.Container,
+    private readonly createOptions: Docker.ContainerCreateOptions & { Labels: Record<string, string> },
+    private readonly settings: SandboxSettings,
+    private readonly options: DockerSandboxOptions,
+    /** How the container was obtained: "reused", "started" or "created". */
+    readonly acquired: string,
+  ) {
+    this.workdir = settings.workdir;
+    this.cwd = settings.workdir;
+  }
+
+  get containerId(): string {
+    return this.container.id;
+  }
+
+  static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
+    const { path: workspace, owner } = await resolveWorkspace(options.workspace);
+    const user = options.user ?? owner;
+    if (/^0(:|$)/.test(user)) {
+      throw new SandboxError(
+        `workspace '${workspace}' is owned by root, and harness never runs commands as root: pass --user UID:GID (e.g. 1000:1000) or chown the workspace to a normal user`,
+      );
+    }
+    const docker = options.docker ?? (await connectDocker());
+    const image = options.image ?? (await ensureSandboxImage(docker, options.onProgress));
+    const imageId = await docker
+      .getImage(image)
+      .inspect()
+      .then((info) => info.Id)
+      .catch((error: unknown) => {
+        throw new SandboxError(`image '${image}' is not available locally: ${(error as Error).message}`, { cause: error });
+      });
+    const settings: SandboxSettings = {
+      image,
+      workspace,
+      workdir: options.workdir ?? "/workspace",
+      user,
+      network: options.network ?? "none",
+      memoryBytes: options.memoryBytes ?? DEFAULT_LIMITS.memoryBytes,
+      cpus: options.cpus ?? DEFAULT_LIMITS.cpus,
+      pidsLimit: options.pidsLimit ?? DEFAULT_LIMITS.pidsLimit,
+      tmpSizeMiB: options.tmpSizeMiB ?? DEFAULT_LIMITS.tmpSizeMiB,
+      homeSizeMiB: options.homeSizeMiB ?? DEFAULT_LIMITS.homeSizeMiB,
+      runtime: options.runtime,
+    };
+    const base = containerCreateOptions(settings);
+    const createOptions = {
+      ...base,
+      Labels: createLabels(workspace, configHash({ ...base, Image: imageId }), randomUUID()),
+    };
+    const { container, how } = await acquireContainer(docker, workspace, createOptions);
+    log("container %s %s for %s", container.id.slice(0, 12), how, workspace);
+    try {
+      await waitUntilReady(container, user);
+    } catch (error) {
+      await container.remove({ force: true }).catch(() => {});
+      throw error;
+    }
+    return new DockerSandbox(docker, container, createOptions, settings, options, how);
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    const notices = this.pendingNotices.splice(0);
+    let outcome = await this.runOnce(command, options);
+    if (outcome === "not-started") {
+      notices.push(await this.recover("the sandbox could not start the command"));
+      outcome = await this.runOnce(command, options);
+      if (outcome === "not-started") {
+        throw new SandboxError("the sandbox cannot run commands even after a restart", {
+          containerId: this.container.id,
+        });
+      }
+    }
+    if (outcome.killFailed) {
+      notices.push(await this.recover("the command could not be killed from inside the sandbox"));
+    } else if (outcome.wrapperLost && !outcome.timedOut && !outcome.canceled) {
+      // The wrapper did not live to report: something killed it, or it could not even fork.
+      const health = await this.checkHealth();
+      if (health !== "ok") notices.push(await this.recover(health));
+    }
+    const result = this.toResult(command, outcome, options, notices);
+    // After a recovery the next command starts afresh in the workspace.
+    this.cwd = this.fresh ? this.workdir : (outcome.endCwd ?? this.cwd);
+    return result;
+  }
+
+  /** One attempt; "not-started" when the engine could not even start it (container down or wedged). */
+  private async runOnce(command: string, options: ExecOptions): Promise<ExecOutcome | "not-started"> {
+    const fresh = this.fresh;
+    const cwd = fresh ? this.workdir : this.cwd;
+    let outcome: ExecOutcome;
+    try {
+      outcome = await runDockerExec(this.container, {
+        command,
+        user: this.settings.user,
+        workdir: this.workdir,
+        fresh,
+        timeoutMs: options.timeoutMs ?? this.options.defaultTimeoutMs ?? 120_000,
+        signal: options.signal,
+        onOutput: options.onOutput,
+        headBytes: this.options.outputHeadBytes ?? 8 * 1024,
+        tailBytes: this.options.outputTailBytes ?? 16 * 1024,
+        killGraceSeconds: this.options.killGraceSeconds ?? 2,
+      });
+    } catch (error) {
+      log("exec failed to start: %s", (error as Error).message);
+      return "not-started";
+    }
+    if (outcome.wrapperLost && neverStarted(outcome)) return "not-started";
+    this.fresh = false;
+    this.cwd = cwd;
+    return outcome;
+  }
+
+  private async checkHealth(): Promise<"ok" | string> {
+    const state = await this.container.inspect().catch(() => undefined);
+    if (!state?.State.Running) return "the sandbox container stopped during the command";
+    try {
+      await runSimpleExec(this.container, ["/bin/sh", "-c", HEALTH_SCRIPT], this.settings.user);
+      return "ok";
+    } catch {
+      return "the sandbox's process limit is exhausted (a fork bomb?) or it cannot start processes";
+    }
+  }
+
+  /** Restarts, starts or recreates the container and says so, for the model. */
+  private async recover(why: string): Promise<string> {
+    const done = await reviveContainer(this.container);
+    if (done === "gone") {
+      const { container } = await acquireContainer(this.docker, this.settings.workspace, this.createOptions);
+      this.container = container;
+    }
+    await waitUntilReady(this.container, this.settings.user);
+    this.fresh = true;
+    const action = done === "gone" ? "recreated (it was gone)" : done;
+    this.options.onProgress?.(`sandbox ${action}: ${why}`);
+    return `${why}; the sandbox container was ${action}, so every process in it was stopped and the working directory is back to ${this.workdir}.`;
+  }
+
+  private toResult(command: string, o: ExecOutcome, options: ExecOptions, notices: string[]): ExecResult {
+    const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs ?? 120_000;
+    const oomKilled = o.oomKills > 0;
+    if (o.survivors.length > 0) {
+      notices.push(`processes still running after the kill (pids ${o.survivors.join(" ")}): they left the command's session and cleared its environment tag`);
+    }
+    const shortMessage = o.timedOut
+      ? `Command timed out after ${timeoutMs} milliseconds`
+      : o.canceled
+        ? "Command was canceled"
+        : oomKilled
+          ? `Command was killed by the out-of-memory killer (memory limit ${Math.round(this.settings.memoryBytes / 1024 ** 2)} MiB)`
+          : o.exitCode === 0
+            ? ""
+            : `Command failed with exit code ${o.exitCode ?? "unknown"}`;
+    return {
+      command,
+      stdout: o.stdout.toString(),
+      stderr: o.stderr.toString(),
+      exitCode: o.exitCode,
+      failed: o.exitCode !== 0 || o.timedOut || o.canceled,
+      timedOut: o.timedOut,
+      isCanceled: o.canceled,
+      isTruncated: o.stdout.isTruncated || o.stderr.isTruncated,
+      oomKilled,
+      stdoutBytes: o.stdout.totalBytes,
+      stderrBytes: o.stderr.totalBytes,
+      durationMs: o.durationMs,
+      cwd: this.cwd,
+      shortMessage,
+      notices,
+    };
+  }
+
+  async stop(): Promise<void> {
+    if (!this.options.removeOnStop) return;
+    await this.container.remove({ force: true }).catch((error: unknown) => {
+      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+    });
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}
+
+/**
+ * True when the wrapper died before starting the command, so running it again cannot repeat any of
+ * its effects: runc failed to exec (exit 126, e.g. no pids left), or the wrapper's own fork failed
+ * (dash prints "sh: N: Cannot fork" and exits 2; the wrapper forks only before the command).
+ */
+function neverStarted(o: ExecOutcome): boolean {
+  const output = `${o.stdout.toString()}\n${o.stderr.toString()}`;
+  if (o.exitCode === 126 && /OCI runtime exec failed/.test(output)) return true;
+  return o.exitCode === 2 && /^(\/bin\/)?sh: \d+: Cannot fork$/m.test(o.stderr.toString());
+}

@@ -1,0 +1,92 @@
+/**
+ * The small POSIX sh programs harness runs inside the container. They use shell builtins where they
+ * can (each fork costs ~3 ms) and need nothing but /bin/sh, so `--image` works with any image.
+ */
+
+/** Where per-container harness state lives: a tiny tmpfs of its own, so a full /tmp cannot break it. */
+export const STATE_DIR = "/run/harness";
+
+/** The env var that tags every process of one command; the killer finds them by it. */
+export const EXEC_TAG_VAR = "HARNESS_EXEC";
+
+/** Starts the marker line; `\x1e\x1f` never occurs in ordinary text output. */
+export const MARKER_LEAD = "\u001e\u001fHARNESS-END:";
+
+/**
+ * PID 1 of the container. It ignores the signals a sandbox user can send it, reaps every orphan
+ * (`wait`), and outlives `kill -9 -1` from the sandbox user (measured; with tini as PID 1 the same
+ * kill stopped the whole container). See shared/notes/sandbox-pitfalls.md.
+ */
+export const INIT_SCRIPT = `trap '' TERM INT HUP QUIT; while :; do sleep 2147483647 & wait; done`;
+
+/**
+ * Runs one command: $1 nonce, $2 workspace dir, $3 command, $4 "fresh" to start in $2 (a new session).
+ * - cwd persists: the command's shell saves `pwd` on exit, the next wrapper cds there.
+ * - the command runs in bash when there is one (the tool is called bash), else sh.
+ * - afterwards one marker line goes to stdout and one to stderr, carrying exit code, OOM kills seen
+ *   by the container's memory cgroup during the command, and the new cwd. After the command it only
+ *   uses builtins, so a full pid table cannot stop it reporting. Its own pid is the session
+ *   and process group of the whole command (runc makes each exec a session leader), so the killer
+ *   can signal the group.
+ */
+export const WRAPPER_SCRIPT = `
+S=${STATE_DIR}; id=$1; ws=$2
+oom() { OOM=0; for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
+  [ -r "$f" ] || continue; while read -r k n; do [ "$k" = oom_kill ] && OOM=$n; done < "$f"; return; done; }
+echo "$id $$" > "$S/current" 2>/dev/null
+oom; before=$OOM
+cwd=$ws; [ "$4" != fresh ] && [ -r "$S/cwd" ] && read -r cwd < "$S/cwd"
+cd "$cwd" 2>/dev/null || cd "$ws" 2>/dev/null || cd /
+if command -v bash >/dev/null 2>&1; then sh=bash; else sh=sh; fi
+"$sh" -c 'trap "pwd > ${STATE_DIR}/cwd" EXIT; eval "$1"' bash "$3"
+rc=$?
+oom; end=$ws; [ -r "$S/cwd" ] && read -r end < "$S/cwd"
+printf '${MARKER_LEAD}%s:%s\\n' "$id" >&2
+printf '${MARKER_LEAD}%s:%s:%s:%s\\n' "$id" "$rc" "$((OOM - before))" "$end"
+`;
+
+/**
+ * Kills one command and everything it started: $1 nonce, $2 grace seconds. TERM first, then KILL
+ * whatever is left (a process that ignores TERM passes the ignore on to its children). Targets are
+ * the wrapper's process group, plus every process carrying the command's tag in its environment:
+ * that also catches children that called setsid and left the group. A process that both left the
+ * session and cleared its environment is out of reach here; the container stays its boundary.
+ */
+export const KILL_SCRIPT = `
+id=$1; grace=$2; S=${STATE_DIR}; me=$$
+targets() {
+  T=""
+  if echo | grep -qz . 2>/dev/null; then
+    for f in $(grep -lsxzF "${EXEC_TAG_VAR}=$id" /proc/[0-9]*/environ 2>/dev/null); do
+      p=\${f#/proc/}; p=\${p%/environ}; [ "$p" = "$me" ] || T="$T $p"; done
+  else
+    for d in /proc/[0-9]*; do p=\${d#/proc/}; [ "$p" = "$me" ] && continue
+      tr '\\0' '\\n' < "$d/environ" 2>/dev/null | grep -qxF "${EXEC_TAG_VAR}=$id" && T="$T $p"; done
+  fi
+}
+pg=""; [ -r "$S/current" ] && read -r cid cpid < "$S/current" && [ "$cid" = "$id" ] && pg=$cpid
+[ -n "$pg" ] && kill -TERM -- "-$pg" 2>/dev/null
+targets; [ -n "$T" ] && kill -TERM $T 2>/dev/null
+i=0; while [ "$i" -lt "$((grace * 10))" ]; do targets; [ -z "$T" ] && break; sleep 0.1; i=$((i + 1)); done
+for round in 1 2 3 4 5; do
+  [ -n "$pg" ] && kill -KILL -- "-$pg" 2>/dev/null
+  targets; [ -z "$T" ] && break
+  kill -KILL $T 2>/dev/null; sleep 0.05
+done
+targets; echo "left:$T"
+`;
+
+/**
+ * Exits 0 when the container can still run commands: a process can be forked and the pid limit is
+ * not (nearly) exhausted. Only builtins until the fork, so it works in a crowded container.
+ */
+export const HEALTH_SCRIPT = `
+for d in /sys/fs/cgroup/pids /sys/fs/cgroup; do
+  if [ -r "$d/pids.current" ] && [ -r "$d/pids.max" ]; then
+    read -r c < "$d/pids.current"; read -r m < "$d/pids.max"
+    [ "$m" = max ] || [ "$((m - c))" -gt 8 ] || exit 3
+    break
+  fi
+done
+true & wait $!
+`;

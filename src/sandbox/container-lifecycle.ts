@@ -49,7 +49,8 @@ export async function acquireContainer(
     filters: { label: [`${LABEL_WORKSPACE}=${workspace}`] },
   });
   for (const info of found) {
-    const same = info.Labels[LABEL_CONFIG_HASH] === wantedHash && info.Labels[LABEL_VERSION] === HARNESS_VERSION;
+    const same =
+      info.Labels[LABEL_CONFIG_HASH] === wantedHash && info.Labels[LABEL_VERSION] === HARNESS_VERSION;
     const container = docker.getContainer(info.Id);
     if (same && info.State === "running") return { container, how: "reused" };
     if (same && (info.State === "exited" || info.State === "created")) {
@@ -77,7 +78,11 @@ export async function acquireContainer(
 }
 
 /** Waits until an exec of `true` succeeds; removes nothing, the caller decides. */
-export async function waitUntilReady(container: Docker.Container, user: string, deadlineMs = 15_000): Promise<void> {
+export async function waitUntilReady(
+  container: Docker.Container,
+  user: string,
+  deadlineMs = 15_000,
+): Promise<void> {
   const until = Date.now() + deadlineMs;
   let lastError: unknown;
   while (Date.now() < until) {
@@ -97,7 +102,9 @@ export async function waitUntilReady(container: Docker.Container, user: string, 
  * runs but cannot exec (pid limit exhausted, wedged). Returns what was done, for the model, or
  * "gone" when the container no longer exists and must be recreated.
  */
-export async function reviveContainer(container: Docker.Container): Promise<"started" | "restarted" | "gone"> {
+export async function reviveContainer(
+  container: Docker.Container,
+): Promise<"started" | "restarted" | "gone"> {
   let running: boolean;
   try {
     running = (await container.inspect()).State.Running;

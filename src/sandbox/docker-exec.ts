@@ -73,7 +73,16 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
   };
 
   const exec = await container.exec({
-    Cmd: ["/bin/sh", "-c", WRAPPER_SCRIPT, "harness-exec", nonce, req.workdir, req.command, req.fresh ? "fresh" : ""],
+    Cmd: [
+      "/bin/sh",
+      "-c",
+      WRAPPER_SCRIPT,
+      "harness-exec",
+      nonce,
+      req.workdir,
+      req.command,
+      req.fresh ? "fresh" : "",
+    ],
     Env: [`${EXEC_TAG_VAR}=${nonce}`],
     User: req.user,
     WorkingDir: req.workdir,
@@ -107,7 +116,11 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
 
   const kill = async () => {
     try {
-      const out = await runSimpleExec(container, ["/bin/sh", "-c", KILL_SCRIPT, "harness-kill", nonce, String(req.killGraceSeconds)], req.user);
+      const out = await runSimpleExec(
+        container,
+        ["/bin/sh", "-c", KILL_SCRIPT, "harness-kill", nonce, String(req.killGraceSeconds)],
+        req.user,
+      );
       const left = /left:(.*)/.exec(out)?.[1]?.trim() ?? "";
       survivors = left ? left.split(/\s+/) : [];
     } catch (error) {
@@ -181,8 +194,18 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
 }
 
 /** Runs a short helper command and returns its stdout (stderr dropped). Rejects if it cannot run. */
-export async function runSimpleExec(container: Docker.Container, cmd: string[], user: string): Promise<string> {
-  const exec = await container.exec({ Cmd: cmd, User: user, AttachStdout: true, AttachStderr: true, Tty: false });
+export async function runSimpleExec(
+  container: Docker.Container,
+  cmd: string[],
+  user: string,
+): Promise<string> {
+  const exec = await container.exec({
+    Cmd: cmd,
+    User: user,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+  });
   const stream: Duplex = await exec.start({ hijack: true, stdin: false });
   const chunks: Buffer[] = [];
   const demuxer = new Demuxer((name, payload) => {
@@ -196,7 +219,9 @@ export async function runSimpleExec(container: Docker.Container, cmd: string[], 
   });
   const info = await exec.inspect();
   if (info.ExitCode !== 0) {
-    throw new Error(`helper exec exited with ${info.ExitCode}: ${Buffer.concat(chunks).toString("utf8").slice(0, 200)}`);
+    throw new Error(
+      `helper exec exited with ${info.ExitCode}: ${Buffer.concat(chunks).toString("utf8").slice(0, 200)}`,
+    );
   }
   return Buffer.concat(chunks).toString("utf8");
 }

@@ -7,11 +7,17 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../errors.js";
 import { acquireContainer, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
-import { configHash, containerCreateOptions, DEFAULT_LIMITS, type SandboxSettings } from "./container-spec.js";
+import {
+  configHash,
+  containerCreateOptions,
+  DEFAULT_LIMITS,
+  type SandboxSettings,
+} from "./container-spec.js";
 import { connectDocker } from "./docker-client.js";
 import { type ExecOutcome, runDockerExec, runSimpleExec } from "./docker-exec.js";
 import { HEALTH_SCRIPT } from "./exec-scripts.js";
 import { ensureSandboxImage } from "./image.js";
+import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import { createLabels } from "./labels.js";
 import type { ExecOptions, ExecResult, Sandbox } from "./sandbox.js";
 import { resolveWorkspace } from "./workspace.js";
@@ -89,7 +95,9 @@ export class DockerSandbox implements Sandbox {
       .inspect()
       .then((info) => info.Id)
       .catch((error: unknown) => {
-        throw new SandboxError(`image '${image}' is not available locally: ${(error as Error).message}`, { cause: error });
+        throw new SandboxError(`image '${image}' is not available locally: ${(error as Error).message}`, {
+          cause: error,
+        });
       });
     const settings: SandboxSettings = {
       image,
@@ -112,7 +120,8 @@ export class DockerSandbox implements Sandbox {
     const { container, how } = await acquireContainer(docker, workspace, createOptions);
     log("container %s %s for %s", container.id.slice(0, 12), how, workspace);
     try {
-      await waitUntilReady(container, user);
+      // A running container that was reused already served commands; only new or restarted ones wait.
+      if (how !== "reused") await waitUntilReady(container, user);
     } catch (error) {
       await container.remove({ force: true }).catch(() => {});
       throw error;
@@ -202,7 +211,9 @@ export class DockerSandbox implements Sandbox {
     const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs ?? 120_000;
     const oomKilled = o.oomKills > 0;
     if (o.survivors.length > 0) {
-      notices.push(`processes still running after the kill (pids ${o.survivors.join(" ")}): they left the command's session and cleared its environment tag`);
+      notices.push(
+        `processes still running after the kill (pids ${o.survivors.join(" ")}): they left the command's session and cleared its environment tag`,
+      );
     }
     const shortMessage = o.timedOut
       ? `Command timed out after ${timeoutMs} milliseconds`
@@ -230,6 +241,11 @@ export class DockerSandbox implements Sandbox {
       shortMessage,
       notices,
     };
+  }
+
+  /** An interactive TTY shell in the workspace, as the sandbox user; resolves with its exit code. */
+  async shell(io: ShellIo): Promise<number> {
+    return runInteractiveShell(this.container, this.settings.user, this.workdir, io);
   }
 
   async stop(): Promise<void> {

@@ -24,7 +24,8 @@ export function sandboxContextDir(): string {
       return join(dir, "sandbox");
     }
     const parent = dirname(dir);
-    if (parent === dir) throw new SandboxError("cannot find harness's sandbox/Dockerfile next to its package.json");
+    if (parent === dir)
+      throw new SandboxError("cannot find harness's sandbox/Dockerfile next to its package.json");
     dir = parent;
   }
 }
@@ -51,9 +52,7 @@ export function contextHash(dir: string): string {
   return hash.digest("hex").slice(0, 12);
 }
 
-export interface BuildProgress {
-  (line: string): void;
-}
+export type BuildProgress = (line: string) => void;
 
 /**
  * Returns the tag of the sandbox image for `dir`, building it first if no image has that tag.
@@ -80,7 +79,12 @@ export async function ensureSandboxImage(
   context.finalize();
   const logLines: string[] = [];
   // tar-stream 3 packs are streamx streams; Readable.from gives dockerode the Node stream it expects.
-  const output = await docker.buildImage(Readable.from(context), { t: tag, networkmode: "host", rm: true, forcerm: true });
+  const output = await docker.buildImage(Readable.from(context), {
+    t: tag,
+    networkmode: "host",
+    rm: true,
+    forcerm: true,
+  });
   await new Promise<void>((resolve, reject) => {
     docker.modem.followProgress(
       output,
@@ -97,18 +101,23 @@ export async function ensureSandboxImage(
     );
   }).catch((error: Error) => {
     const tail = logLines.slice(-20).join("\n");
-    const hint = /pull access denied|failed to resolve|not found|manifest unknown|no such host|dial tcp/i.test(
-      `${error.message}\n${tail}`,
-    )
-      ? " The base image could not be pulled: run 'npm run base-image' to build it from Debian's packages."
-      : "";
-    throw new SandboxError(`building the sandbox image failed: ${error.message}.${hint}\n${tail}`, { cause: error });
+    const hint =
+      /pull access denied|failed to resolve|not found|manifest unknown|no such host|dial tcp/i.test(
+        `${error.message}\n${tail}`,
+      )
+        ? " The base image could not be pulled: run 'npm run base-image' to build it from Debian's packages."
+        : "";
+    throw new SandboxError(`building the sandbox image failed: ${error.message}.${hint}\n${tail}`, {
+      cause: error,
+    });
   });
   // followProgress reports a failed step as an error event, not always as an error: check the result.
   try {
     await docker.getImage(tag).inspect();
   } catch (error) {
-    throw new SandboxError(`building the sandbox image failed:\n${logLines.slice(-20).join("\n")}`, { cause: error });
+    throw new SandboxError(`building the sandbox image failed:\n${logLines.slice(-20).join("\n")}`, {
+      cause: error,
+    });
   }
   log("built %s", tag);
   return tag;

@@ -11,7 +11,11 @@ export const LABEL_VERSION = "dev.harness.version";
 export const LABEL_CONFIG_HASH = "dev.harness.config-hash";
 export const LABEL_SESSION = "dev.harness.session-id";
 
-export function createLabels(workspace: string, configHash: string, sessionId: string): Record<string, string> {
+export function createLabels(
+  workspace: string,
+  configHash: string,
+  sessionId: string,
+): Record<string, string> {
   return {
     [LABEL_MANAGED]: "true",
     [LABEL_WORKSPACE]: workspace,

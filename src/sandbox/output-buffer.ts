@@ -26,7 +26,12 @@ export class OutputBuffer {
     this.totalBytes += chunk.length;
     let rest = chunk;
     if (this.headLength < this.headBytes) {
-      const taken = rest.copy(this.head, this.headLength, 0, Math.min(rest.length, this.headBytes - this.headLength));
+      const taken = rest.copy(
+        this.head,
+        this.headLength,
+        0,
+        Math.min(rest.length, this.headBytes - this.headLength),
+      );
       this.headLength += taken;
       rest = rest.subarray(taken);
     }

@@ -10,7 +10,13 @@ describe.skipIf(skipDocker)("DockerSandbox exec", () => {
     using ws = makeWorkspace();
     await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true });
     const result = await sandbox.exec("echo out; echo err >&2; exit 3");
-    expect(result).toMatchObject({ stdout: "out\n", stderr: "err\n", exitCode: 3, failed: true, timedOut: false });
+    expect(result).toMatchObject({
+      stdout: "out\n",
+      stderr: "err\n",
+      exitCode: 3,
+      failed: true,
+      timedOut: false,
+    });
     expect(result.shortMessage).toBe("Command failed with exit code 3");
     const ok = await sandbox.exec("true");
     expect(ok).toMatchObject({ exitCode: 0, failed: false, shortMessage: "", stdout: "", stderr: "" });
@@ -42,7 +48,11 @@ describe.skipIf(skipDocker)("DockerSandbox exec", () => {
 
   it("kills a command that ignores SIGTERM at the timeout, keeps its partial output, and says so", async () => {
     using ws = makeWorkspace();
-    await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true, killGraceSeconds: 1 });
+    await using sandbox = await DockerSandbox.open({
+      workspace: ws.path,
+      removeOnStop: true,
+      killGraceSeconds: 1,
+    });
     const result = await sandbox.exec("trap '' TERM; echo before; (trap '' TERM; sleep 600) & sleep 600", {
       timeoutMs: 1500,
     });
@@ -56,15 +66,25 @@ describe.skipIf(skipDocker)("DockerSandbox exec", () => {
 
   it("kills a child that left the command's session (setsid) along with it", async () => {
     using ws = makeWorkspace();
-    await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true, killGraceSeconds: 1 });
-    const result = await sandbox.exec("setsid sh -c 'trap \"\" TERM; sleep 700' & sleep 600", { timeoutMs: 1000 });
+    await using sandbox = await DockerSandbox.open({
+      workspace: ws.path,
+      removeOnStop: true,
+      killGraceSeconds: 1,
+    });
+    const result = await sandbox.exec("setsid sh -c 'trap \"\" TERM; sleep 700' & sleep 600", {
+      timeoutMs: 1000,
+    });
     expect(result.timedOut).toBe(true);
     expect((await sandbox.exec("ps -eo args")).stdout).not.toMatch(/sleep (600|700)/);
   });
 
   it("cancels through an AbortSignal and kills the command in the container", async () => {
     using ws = makeWorkspace();
-    await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true, killGraceSeconds: 1 });
+    await using sandbox = await DockerSandbox.open({
+      workspace: ws.path,
+      removeOnStop: true,
+      killGraceSeconds: 1,
+    });
     const controller = new AbortController();
     const running = sandbox.exec("echo started; sleep 600", {
       signal: controller.signal,
@@ -98,9 +118,12 @@ describe.skipIf(skipDocker)("DockerSandbox exec", () => {
   it("caps a 200 MB flood with head and tail kept and every byte counted", async () => {
     using ws = makeWorkspace();
     await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true });
-    const result = await sandbox.exec("echo FIRST; head -c 200000000 /dev/zero | tr '\\0' x; echo; echo LAST", {
-      timeoutMs: 100_000,
-    });
+    const result = await sandbox.exec(
+      "echo FIRST; head -c 200000000 /dev/zero | tr '\\0' x; echo; echo LAST",
+      {
+        timeoutMs: 100_000,
+      },
+    );
     expect(result.exitCode).toBe(0);
     expect(result.isTruncated).toBe(true);
     expect(result.stdoutBytes).toBe(200_000_000 + "FIRST\n\nLAST\n".length);

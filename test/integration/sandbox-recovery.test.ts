@@ -59,7 +59,11 @@ describe.skipIf(skipDocker)("DockerSandbox recovery", () => {
 
   it("turns a full /tmp into a plain error, and the next call works", async () => {
     using ws = makeWorkspace();
-    await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true, tmpSizeMiB: 16 });
+    await using sandbox = await DockerSandbox.open({
+      workspace: ws.path,
+      removeOnStop: true,
+      tmpSizeMiB: 16,
+    });
     const fill = await sandbox.exec("head -c 64000000 /dev/zero > /tmp/fill", { timeoutMs: 30_000 });
     expect(fill.failed).toBe(true);
     expect(fill.stderr).toMatch(/No space left on device/);

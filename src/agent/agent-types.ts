@@ -1,0 +1,73 @@
+/** The loop's inputs and result. Re-exported by `loop.ts`. */
+import type { HarnessError } from "../errors.js";
+import type { MessageParam, ModelClient, TokenUsage } from "../model/model-client.js";
+import type { Tool } from "../tools/tool.js";
+import type { AgentEvents } from "./events.js";
+import type { ExitStatus } from "./exit-status.js";
+
+export interface AgentLimits {
+  /** Most model calls in one run; reaching it ends the run with "step_limit". */
+  maxTurns: number;
+  /** Output budget for each response (`max_tokens`). */
+  maxTokens: number;
+  /** Budget over the run: input + output + cache read + cache write. Checked before each call, so the
+   * last call can overshoot it. Reaching it ends the run with "cost_limit". */
+  maxTotalTokens?: number;
+}
+
+export interface AgentDeps {
+  /** The model to ask. */
+  model: ModelClient;
+  /** Tools the model may call. */
+  tools: readonly Tool[];
+  /** The system prompt. */
+  system: string;
+  /** Turn and token limits. */
+  limits: AgentLimits;
+  /** Aborting (Ctrl-C) kills the running command and ends the run with "canceled". */
+  signal?: AbortSignal;
+  /** Listeners for display and logging; they cannot crash the loop. */
+  events?: AgentEvents;
+  /** The conversation so far (a REPL passes the previous run's `messages`); not modified. */
+  history?: readonly MessageParam[];
+}
+
+export interface AgentRunResult {
+  /** How the run ended. */
+  status: ExitStatus;
+  /** The whole conversation, valid for the next request (pass it back as `history` to continue). */
+  messages: MessageParam[];
+  /** Model calls made in this run. */
+  turns: number;
+  /** Tokens summed over this run. */
+  usage: TokenUsage;
+  /** The text of the run's last model response ("" if none): the model's summary when submitted. */
+  finalText: string;
+  /** Why the run failed, when `status` is "error" (or "context_window" reported by an API error). */
+  error?: HarnessError;
+}
+
+/** Mutable state of one run (internal to the loop). */
+export interface RunState {
+  /** The conversation, history included; always valid for the next request between steps. */
+  messages: MessageParam[];
+  /** Model calls made so far. */
+  turns: number;
+  /** Tokens summed so far. */
+  usage: TokenUsage;
+  /** `max_tokens` responses in a row; any other stop reason resets it. */
+  maxTokensStreak: number;
+  /** Text of the latest response. */
+  finalText: string;
+}
+
+/** How a run ended (internal to the loop). */
+export interface Ending {
+  /** The run's status. */
+  status: ExitStatus;
+  /** The failure behind it, if any. */
+  error?: HarnessError;
+}
+
+/** What the loop's helpers share (internal to the loop). */
+export type RunContext = { deps: AgentDeps; events: Required<AgentEvents>; state: RunState };

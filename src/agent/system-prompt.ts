@@ -1,0 +1,54 @@
+/**
+ * The system prompt: the facts of the sandbox the model works in, and how to finish.
+ * Grows from the seed's `"You are a coding agent at {cwd}. Use bash to solve tasks. Act, don't explain."`
+ */
+
+export interface SystemPromptOptions {
+  /** Container path of the workspace (the user's project, mounted), e.g. "/workspace". */
+  workdir: string;
+  /** The container's network mode, e.g. "none" (no network) or "bridge". */
+  network: string;
+  /** Default per-command timeout, in seconds. */
+  timeoutSeconds: number;
+  /** Longest timeout the model may ask for, in seconds; omitted from the prompt when not given. */
+  maxTimeoutSeconds?: number;
+  /** Characters of command output the model sees at most (head and tail kept). Default 30,000. */
+  outputLimitChars?: number;
+  /** Project-specific instructions appended at the end. */
+  extraInstructions?: string;
+}
+
+export function buildSystemPrompt(options: SystemPromptOptions): string {
+  const { workdir, network, timeoutSeconds } = options;
+  const outputLimit = (options.outputLimitChars ?? 30_000).toLocaleString("en-US");
+  const longer =
+    options.maxTimeoutSeconds === undefined
+      ? "pass a larger `timeout` (seconds) for slow commands"
+      : `pass a larger \`timeout\` (seconds, at most ${options.maxTimeoutSeconds}) for slow commands`;
+  const networkLine =
+    network === "none"
+      ? 'There is no network access (network mode "none"): downloads, package installs from registries and git fetches fail. Use what is installed or vendored in the project.'
+      : `Network access is enabled (network mode "${network}").`;
+
+  const lines = [
+    "You are a coding agent. You work on the user's project through the `bash` tool, which runs shell commands in a Linux sandbox container.",
+    "",
+    "Your environment:",
+    `- The project is mounted at ${workdir}; commands start there. Files you change there are the user's real project files.`,
+    "- The working directory persists between bash calls (a `cd` carries over). Other shell state (variables, functions) may not: set it in the same command.",
+    `- ${networkLine}`,
+    `- Each command is killed after ${timeoutSeconds} seconds; ${longer}.`,
+    "- stdin is closed and there is no terminal: interactive programs (editors, pagers, prompts, REPLs) fail or hang. Use non-interactive flags (-y, --yes, --no-pager, git --no-edit).",
+    "- Anything that does not exit (a server, a watcher) must run in the background with its output redirected to a file, e.g. `nohup npm start > /tmp/server.log 2>&1 &`; then check it with curl or by reading the log.",
+    `- Output is capped at about ${outputLimit} characters per command (the head and the tail are kept). Redirect big output to a file and search it with grep, head or tail.`,
+    "",
+    "How to work:",
+    "- Act, don't explain: inspect, change and verify with the tool instead of describing what you would do.",
+    "- Check your work by running it (the tests, the program, the build) before you finish.",
+    "- When the task is done, reply without a tool call: summarise what you changed and how you verified it. That reply ends the run.",
+  ];
+  if (options.extraInstructions !== undefined && options.extraInstructions.trim() !== "") {
+    lines.push("", options.extraInstructions.trim());
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,116 @@
+/**
+ * The command line. The only place that loads `.env`, sets `process.exitCode`, and wires the parts
+ * together (mini-swe-agent `run/mini.py`). Heavy modules load inside each command, so `harness exec`
+ * never pays for the model SDK.
+ */
+import { Command, Option } from "commander";
+import { config as loadDotenv } from "dotenv";
+import { EXIT } from "./cli/exit-codes.js";
+import { Interrupts } from "./cli/interrupts.js";
+import { reportError } from "./cli/report-error.js";
+import type { CliFlags } from "./config.js";
+import { HARNESS_VERSION } from "./version.js";
+
+type Flags = CliFlags & Record<string, unknown>;
+
+function sandboxOptions(command: Command): Command {
+  return command
+    .option("-w, --workspace <dir>", "project directory to mount in the sandbox (default: current directory)")
+    .option("--image <name>", "use this existing image instead of building harness's sandbox image")
+    .option("--network <mode>", "sandbox network: none, bridge or a network name", "none")
+    .option(
+      "--user <uid[:gid]>",
+      "run sandbox commands as this user (default: the workspace owner; never root)",
+    )
+    .option("--runtime <name>", "OCI runtime for the sandbox, e.g. runsc (gVisor) where installed")
+    .option("--memory <size>", "sandbox memory limit, e.g. 2g")
+    .option("--cpus <n>", "sandbox CPU limit in cores")
+    .option("--pids <n>", "sandbox process limit")
+    .option("--timeout <seconds>", "per-command timeout in seconds (default 120)");
+}
+
+async function main(argv: string[]): Promise<number> {
+  loadDotenv({ quiet: true });
+  let exitCode: number = EXIT.ok;
+  const interrupts = new Interrupts(() => process.exit(EXIT.interrupted));
+  const program = new Command("harness")
+    .description("Run an LLM coding agent on a project inside a hardened Docker sandbox.")
+    .version(HARNESS_VERSION)
+    .showHelpAfterError()
+    .exitOverride();
+
+  sandboxOptions(
+    program
+      .command("run")
+      .description("run the agent on a task (no task: an interactive prompt)")
+      .argument("[task...]", "what the agent should do"),
+  )
+    .option("--model <id>", "model id (default: MODEL_ID from .env)")
+    .option("--max-turns <n>", "stop after this many model calls (default 50)")
+    .option("--max-tokens <n>", "output budget of one model response (default 8000)")
+    .option("--max-total-tokens <n>", "token budget over the whole run")
+    .option("--no-blocklist", "turn off the command blocklist (the container stays the boundary)")
+    .addOption(new Option("--block <regex...>", "extra blocklist patterns"))
+    .option("--transcript <path>", "write the JSONL transcript here (default: ~/.local/state/harness/runs/)")
+    .action(async (task: string[], flags: Flags) => {
+      const { runCommand } = await import("./cli/run-command.js");
+      exitCode = await runCommand(task.join(" "), flags, interrupts);
+    });
+
+  sandboxOptions(
+    program
+      .command("exec")
+      .description("run one command in the workspace's sandbox and exit with its exit code")
+      .argument("<command...>", "the command (put it after --)"),
+  ).action(async (args: string[], flags: Flags) => {
+    const { execCommand } = await import("./cli/exec-command.js");
+    exitCode = await execCommand(args, flags, interrupts.begin());
+  });
+
+  sandboxOptions(
+    program.command("shell").description("open an interactive shell in the workspace's sandbox"),
+  ).action(async (flags: Flags) => {
+    const { shellCommand } = await import("./cli/container-commands.js");
+    exitCode = await shellCommand(flags);
+  });
+
+  program
+    .command("image")
+    .description("build harness's sandbox image if sandbox/ changed, and print its tag")
+    .action(async () => {
+      const { imageCommand } = await import("./cli/container-commands.js");
+      exitCode = await imageCommand();
+    });
+
+  program
+    .command("ps")
+    .description("list harness's sandbox containers")
+    .action(async () => {
+      const { psCommand } = await import("./cli/container-commands.js");
+      exitCode = await psCommand();
+    });
+
+  program
+    .command("rm")
+    .description("remove the workspace's sandbox container (or all of them)")
+    .option("-w, --workspace <dir>", "workspace whose container to remove (default: current directory)")
+    .option("--all", "remove every harness container")
+    .action(async (flags: Flags & { all?: boolean }) => {
+      const { rmCommand } = await import("./cli/container-commands.js");
+      exitCode = await rmCommand(flags);
+    });
+
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "commander.helpDisplayed" || code === "commander.version" || code === "commander.help")
+      return EXIT.ok;
+    // commander already printed its own message for usage errors.
+    if (code?.startsWith("commander.")) return EXIT.usage;
+    return reportError(error);
+  }
+  return exitCode;
+}
+
+process.exitCode = await main(process.argv);

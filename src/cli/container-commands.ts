@@ -1,0 +1,53 @@
+/** `harness shell`, `harness ps`, `harness rm`. */
+import { realpath } from "node:fs/promises";
+import { type CliFlags, loadSandboxConfig } from "../config.js";
+import { ConfigError } from "../errors.js";
+import { listHarnessContainers, removeHarnessContainers } from "../sandbox/container-registry.js";
+import { connectDocker } from "../sandbox/docker-client.js";
+import { ensureSandboxImage } from "../sandbox/image.js";
+import { openSandbox } from "./sandbox-from-config.js";
+
+export async function shellCommand(flags: CliFlags): Promise<number> {
+  await using sandbox = await openSandbox(loadSandboxConfig(process.env, flags));
+  return sandbox.shell({ stdin: process.stdin, stdout: process.stdout });
+}
+
+export async function psCommand(): Promise<number> {
+  const containers = await listHarnessContainers(await connectDocker());
+  if (containers.length === 0) {
+    process.stdout.write("no harness containers\n");
+    return 0;
+  }
+  const rows = [["CONTAINER", "NAME", "STATUS", "IMAGE", "WORKSPACE"]];
+  for (const c of containers) rows.push([c.id, c.name, c.status, c.image, c.workspace]);
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
+  for (const row of rows) {
+    process.stdout.write(
+      `${row.map((cell, i) => (i < row.length - 1 ? cell.padEnd(widths[i] ?? 0) : cell)).join("  ")}\n`,
+    );
+  }
+  return 0;
+}
+
+export async function rmCommand(flags: CliFlags & { all?: boolean }): Promise<number> {
+  const docker = await connectDocker();
+  let workspace: string | undefined;
+  if (!flags.all) {
+    const given = flags.workspace ?? process.cwd();
+    workspace = await realpath(given).catch(() => {
+      throw new ConfigError(
+        `workspace '${given}' does not exist (use --all to remove every harness container)`,
+      );
+    });
+  }
+  const removed = await removeHarnessContainers(docker, await listHarnessContainers(docker, workspace));
+  for (const c of removed) process.stdout.write(`removed ${c.id} ${c.name} (${c.workspace})\n`);
+  if (removed.length === 0) process.stdout.write("nothing to remove\n");
+  return 0;
+}
+
+export async function imageCommand(): Promise<number> {
+  const tag = await ensureSandboxImage(await connectDocker(), (line) => process.stderr.write(`${line}\n`));
+  process.stdout.write(`${tag}\n`);
+  return 0;
+}

@@ -1,0 +1,36 @@
+/**
+ * Ctrl-C handling: the first press aborts the work in progress (the running command is killed in the
+ * container and the turn ends); a second press while that is still winding down quits at once. At an
+ * idle prompt a press quits.
+ */
+export class Interrupts {
+  private controller: AbortController | undefined;
+
+  constructor(
+    private readonly onQuit: () => void,
+    private readonly stderr: NodeJS.WritableStream = process.stderr,
+  ) {
+    process.on("SIGINT", () => this.press());
+  }
+
+  /** A signal for one unit of work (a run, a command); aborted by the next Ctrl-C. */
+  begin(): AbortSignal {
+    this.controller = new AbortController();
+    return this.controller.signal;
+  }
+
+  /** The unit of work is over: a Ctrl-C now quits. */
+  end(): void {
+    this.controller = undefined;
+  }
+
+  private press(): void {
+    const current = this.controller;
+    if (current && !current.signal.aborted) {
+      this.stderr.write("\nharness: interrupted: stopping the running command (Ctrl-C again to quit now)\n");
+      current.abort();
+      return;
+    }
+    this.onQuit();
+  }
+}

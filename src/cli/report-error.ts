@@ -1,0 +1,31 @@
+/** Turns any error into one line on stderr and an exit code: never a stack trace, unless DEBUG asks. */
+import { CanceledError, ConfigError, HarnessError, ModelError } from "../errors.js";
+import { EXIT } from "./exit-codes.js";
+
+export function exitCodeForError(error: unknown): number {
+  if (error instanceof CanceledError) return EXIT.interrupted;
+  if (error instanceof ConfigError) return EXIT.usage;
+  if (isCommanderUsageError(error)) return EXIT.usage;
+  return EXIT.error;
+}
+
+export function describeError(error: unknown): string {
+  if (error instanceof ModelError && error.requestID)
+    return `${error.message} (request id ${error.requestID})`;
+  if (error instanceof HarnessError) return error.message;
+  const message = error instanceof Error ? error.message : String(error);
+  return `internal error: ${message} (set DEBUG=harness:* for details)`;
+}
+
+export function reportError(error: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
+  stderr.write(`harness: ${describeError(error).split("\n")[0]}\n`);
+  if (process.env["DEBUG"] && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);
+  return exitCodeForError(error);
+}
+
+function isCommanderUsageError(error: unknown): boolean {
+  return (
+    typeof (error as { code?: unknown })?.code === "string" &&
+    String((error as { code: string }).code).startsWith("commander.")
+  );
+}

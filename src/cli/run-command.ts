@@ -1,0 +1,104 @@
+/** `harness run --workspace DIR "task"`, and the prompt loop when no task is given. */
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline/promises";
+import { combineEvents } from "../agent/events.js";
+import { exitCodeFor } from "../agent/exit-status.js";
+import { type AgentRunResult, runAgent } from "../agent/loop.js";
+import { buildSystemPrompt } from "../agent/system-prompt.js";
+import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../config.js";
+import type { MessageParam } from "../model/model-client.js";
+import { colorEnabled } from "../terminal/style.js";
+import { createTerminalRenderer } from "../terminal/terminal-renderer.js";
+import { createBashTool } from "../tools/bash-tool.js";
+import { createBlocklist } from "../tools/blocklist.js";
+import { createTranscript } from "../transcript/transcript.js";
+import { EXIT } from "./exit-codes.js";
+import type { Interrupts } from "./interrupts.js";
+import { openSandbox } from "./sandbox-from-config.js";
+
+/**
+ * Transcripts live outside the workspace by default: the sandbox can write anything in the
+ * workspace, including a symlink where harness would write its transcript.
+ */
+function defaultTranscriptPath(runId: string): string {
+  const state = process.env["XDG_STATE_HOME"] || join(homedir(), ".local", "state");
+  return join(state, "harness", "runs", `${runId}.jsonl`);
+}
+
+export async function runCommand(task: string, flags: CliFlags, interrupts: Interrupts): Promise<number> {
+  // Both configs are checked before Docker is touched: a missing key is one line, at once.
+  const agentConfig = loadAgentConfig(process.env, flags);
+  const sandboxConfig = loadSandboxConfig(process.env, flags);
+  const { AnthropicModelClient } = await import("../model/anthropic-model-client.js");
+  const model = new AnthropicModelClient({
+    apiKey: agentConfig.apiKey,
+    model: agentConfig.model,
+    ...(agentConfig.baseURL ? { baseURL: agentConfig.baseURL } : {}),
+  });
+  await using sandbox = await openSandbox(sandboxConfig);
+  const blocklist = createBlocklist(agentConfig.blocklist);
+  const tools = [createBashTool(sandbox, { timeoutMs: sandboxConfig.timeoutMs, blocklist })];
+  const system = buildSystemPrompt({
+    workdir: sandbox.workdir,
+    network: sandboxConfig.network,
+    timeoutSeconds: Math.round(sandboxConfig.timeoutMs / 1000),
+  });
+  const runId = `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
+  const transcript = createTranscript(flags.transcript ?? defaultTranscriptPath(runId));
+  const renderer = createTerminalRenderer({ out: process.stdout, color: colorEnabled(process.stdout) });
+  const runOnce = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
+    const signal = interrupts.begin();
+    try {
+      return await runAgent(text, {
+        model,
+        tools,
+        system,
+        limits: {
+          maxTurns: agentConfig.maxTurns,
+          maxTokens: agentConfig.maxTokens,
+          ...(agentConfig.maxTotalTokens ? { maxTotalTokens: agentConfig.maxTotalTokens } : {}),
+        },
+        signal,
+        events: combineEvents(renderer, transcript),
+        history,
+      });
+    } finally {
+      interrupts.end();
+    }
+  };
+
+  let code: number = EXIT.ok;
+  if (task.trim() !== "") {
+    code = exitCodeFor((await runOnce(task, [])).status);
+  } else {
+    code = await promptLoop(runOnce);
+  }
+  process.stderr.write(`harness: transcript: ${transcript.path}\n`);
+  return code;
+}
+
+/** The seed's REPL: conversation kept across prompts; `exit`, `q`, an empty line or Ctrl-D leave. */
+async function promptLoop(
+  runOnce: (text: string, history: MessageParam[]) => Promise<AgentRunResult>,
+): Promise<number> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  let history: MessageParam[] = [];
+  let code: number = EXIT.ok;
+  try {
+    for (;;) {
+      const line = await rl.question("harness> ").catch(() => undefined);
+      const text = line?.trim();
+      if (!text || text === "exit" || text === "q") break;
+      rl.pause();
+      const result = await runOnce(text, history);
+      rl.resume();
+      history = result.messages;
+      code = exitCodeFor(result.status);
+      if (result.status === "error") break;
+    }
+  } finally {
+    rl.close();
+  }
+  return code;
+}

@@ -1,0 +1,231 @@
+/**
+ * `ModelClient` over the Anthropic Messages API, streaming. The only file that imports the SDK at runtime.
+ * The SDK retries 408/409/429/5xx/529 and connection failures with backoff (honouring `retry-after-ms` and
+ * `retry-after`); that covers a streaming request too, as long as it fails before the first event.
+ * Anchors: anthropic-sdk-typescript `src/lib/MessageStream.ts`, `src/core/error.ts`; pi-mono `StreamFn`.
+ */
+import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
+import type {
+  CacheControlEphemeral,
+  ContentBlockParam,
+  Message,
+  MessageCreateParamsBase,
+  TextBlockParam,
+  Tool,
+  UserMessageParam,
+} from "@anthropic-ai/sdk/resources/messages";
+import { CanceledError, type HarnessError, ModelError } from "../errors.js";
+import type { ToolDefinition } from "../tools/tool.js";
+import type {
+  ModelClient,
+  ModelRequest,
+  ModelResponse,
+  ModelStreamHandlers,
+  TokenUsage,
+} from "./model-client.js";
+
+/** How to reach the API and which model to ask. */
+export interface AnthropicModelClientOptions {
+  /** The API key (ANTHROPIC_API_KEY). It is the only credential used: ANTHROPIC_AUTH_TOKEN is ignored. */
+  apiKey: string;
+  /** API base URL; when absent the SDK uses ANTHROPIC_BASE_URL, else https://api.anthropic.com. */
+  baseURL?: string;
+  /** Model id sent with every request, e.g. "claude-sonnet-4-5". */
+  model: string;
+  /** Retries per request on 408/409/429/5xx/529 and connection errors (default 4). */
+  maxRetries?: number;
+  /** Per-attempt limit for the response headers to arrive, in ms (SDK default: 10 minutes). */
+  timeoutMs?: number;
+}
+
+/** The API's limit on blocks carrying `cache_control` in one request. */
+const MAX_CACHE_BREAKPOINTS = 4;
+
+/**
+ * Mid-stream `event: error` arrives after a 200, so the SDK's APIError has no status. We give it the
+ * status the same error type has as an HTTP answer, so callers can treat "overloaded" alike either way.
+ */
+const STATUS_OF_ERROR_TYPE: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+const ephemeral = (): CacheControlEphemeral => ({ type: "ephemeral" });
+
+/** Streams each turn with `messages.stream`, with prompt caching, mapping every failure to a `HarnessError`. */
+export class AnthropicModelClient implements ModelClient {
+  readonly #client: Anthropic;
+  readonly #model: string;
+  readonly #maxRetries: number;
+
+  constructor(options: AnthropicModelClientOptions) {
+    this.#model = options.model;
+    this.#maxRetries = options.maxRetries ?? 4;
+    this.#client = new Anthropic({
+      apiKey: options.apiKey,
+      // `null` keeps the SDK from reading ANTHROPIC_AUTH_TOKEN, so a stray token cannot replace the key.
+      authToken: null,
+      maxRetries: this.#maxRetries,
+      ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+    });
+  }
+
+  async complete(request: ModelRequest, handlers: ModelStreamHandlers = {}): Promise<ModelResponse> {
+    const { signal } = request;
+    if (signal?.aborted) throw new CanceledError("the model request was canceled before it was sent");
+    try {
+      const params = buildParams(request, this.#model);
+      const stream = this.#client.messages.stream(params, signal ? { signal } : {});
+      const { onText } = handlers;
+      if (onText) stream.on("text", (delta) => onText(delta));
+      return toModelResponse(await stream.finalMessage());
+    } catch (error) {
+      throw this.#toHarnessError(error, signal);
+    }
+  }
+
+  #toHarnessError(error: unknown, signal: AbortSignal | undefined): HarnessError {
+    if (signal?.aborted || error instanceof APIUserAbortError) {
+      return new CanceledError("the model request was canceled", { cause: error });
+    }
+    if (error instanceof APIConnectionError) {
+      const message = `cannot reach the Messages API at ${this.#client.baseURL}: ${describeCause(error)}`;
+      return new ModelError(message, { cause: error });
+    }
+    if (error instanceof APIError) {
+      const status = error.status ?? (error.type ? STATUS_OF_ERROR_TYPE[error.type] : undefined);
+      return new ModelError(this.#describeApiError(error, status), {
+        cause: error,
+        status,
+        requestID: error.requestID ?? undefined,
+      });
+    }
+    return new ModelError(`the Messages API call failed: ${describeCause(error)}`, { cause: error });
+  }
+
+  #describeApiError(error: APIError, status: number | undefined): string {
+    // Callers print one line per error, so fold any line breaks the API put in its message.
+    const detail = (error.apiMessage ?? error.message).replace(/\s+/g, " ").trim();
+    if (error.status === undefined) {
+      return `the Messages API failed mid-response (${error.type ?? "unknown error"}): ${detail}; try again`;
+    }
+    const retries = `after ${this.#maxRetries} ${this.#maxRetries === 1 ? "retry" : "retries"}`;
+    switch (status) {
+      case 400:
+        return `the API rejected the request (400): ${detail}`;
+      case 401:
+        return "the API key was rejected (401): check ANTHROPIC_API_KEY";
+      case 403:
+        return `permission denied (403): ${detail}; check that the API key may use this model`;
+      case 404:
+        // An unknown model says "model: <id>"; anything else is a wrong path, i.e. a wrong base URL.
+        return /model/i.test(detail)
+          ? `model '${this.#model}' not found (404): check MODEL_ID / --model`
+          : `the API answered 404 (${detail}) at ${this.#client.baseURL}: check ANTHROPIC_BASE_URL`;
+      case 429:
+        return `rate limited (429) ${retries}: ${detail}; wait and try again`;
+      case 529:
+        return `the API is overloaded (529) ${retries}: ${detail}; try again later`;
+      default:
+        return status !== undefined && status >= 500
+          ? `server error (${status}) ${retries}: ${detail}; try again later`
+          : `the API answered ${status}: ${detail}`;
+    }
+  }
+}
+
+/** The messages of an error and its causes, e.g. "fetch failed: connect ECONNREFUSED 127.0.0.1:9". */
+function describeCause(error: unknown): string {
+  const parts: string[] = [];
+  // The SDK's wrappers say only "Connection error."; the useful words are in the causes.
+  let current: unknown = error instanceof APIConnectionError && error.cause ? error.cause : error;
+  while (current !== undefined && parts.length < 5) {
+    const text = current instanceof Error ? current.message : String(current);
+    if (text && !parts.includes(text)) parts.push(text);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(": ") || "unknown error";
+}
+
+function countBreakpoints(blocks: unknown): number {
+  if (!Array.isArray(blocks)) return 0;
+  let count = 0;
+  for (const block of blocks) {
+    if (typeof block !== "object" || block === null) continue;
+    if ("cache_control" in block && block.cache_control != null) count += 1;
+    if ("content" in block) count += countBreakpoints(block.content);
+  }
+  return count;
+}
+
+/** A copy of `message` whose last block carries `cache_control`; `undefined` if it cannot carry one. */
+function withCacheBreakpoint(message: UserMessageParam): UserMessageParam | undefined {
+  const content: ContentBlockParam[] =
+    typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
+  const last = content.at(-1);
+  if (!last || last.type === "thinking" || last.type === "redacted_thinking") return undefined;
+  if (last.type === "text" && last.text === "") return undefined;
+  const marked = { ...last, cache_control: ephemeral() } as ContentBlockParam;
+  return { ...message, content: [...content.slice(0, -1), marked] };
+}
+
+function toTool(definition: ToolDefinition): Tool {
+  return { name: definition.name, description: definition.description, input_schema: definition.inputSchema };
+}
+
+/**
+ * Request params with prompt-caching breakpoints on the newest user message, the system prompt and the
+ * last tool, within the API's limit of 4 (counting any the caller set). The caller's messages stay
+ * untouched: only copies carry the new `cache_control`.
+ */
+function buildParams(request: ModelRequest, model: string): MessageCreateParamsBase {
+  const callerBreakpoints = request.messages.reduce((sum, m) => sum + countBreakpoints(m.content), 0);
+  let budget = MAX_CACHE_BREAKPOINTS - callerBreakpoints;
+  const take = () => budget-- > 0;
+  const messages = [...request.messages];
+  const newestUser = messages.findLastIndex((m) => m.role === "user");
+  const newest = messages[newestUser] as UserMessageParam | undefined;
+  const lastBlock = newest && typeof newest.content !== "string" ? newest.content.at(-1) : undefined;
+  const alreadyMarked =
+    lastBlock !== undefined && "cache_control" in lastBlock && lastBlock.cache_control != null;
+  if (newest && !alreadyMarked && budget > 0) {
+    const marked = withCacheBreakpoint(newest);
+    if (marked && take()) messages[newestUser] = marked;
+  }
+  const params: MessageCreateParamsBase = { model, max_tokens: request.maxTokens, messages };
+  if (request.system !== "") {
+    const system: TextBlockParam = { type: "text", text: request.system };
+    if (take()) system.cache_control = ephemeral();
+    params.system = [system];
+  }
+  if (request.tools.length > 0) {
+    const tools = request.tools.map(toTool);
+    const lastTool = tools.at(-1);
+    if (lastTool && take()) lastTool.cache_control = ephemeral();
+    params.tools = tools;
+  }
+  return params;
+}
+
+function toModelResponse(message: Message): ModelResponse {
+  const usage: TokenUsage = {
+    inputTokens: message.usage.input_tokens ?? 0,
+    outputTokens: message.usage.output_tokens ?? 0,
+    cacheReadInputTokens: message.usage.cache_read_input_tokens ?? 0,
+    cacheCreationInputTokens: message.usage.cache_creation_input_tokens ?? 0,
+  };
+  return {
+    id: message.id,
+    model: message.model,
+    content: message.content,
+    stopReason: message.stop_reason,
+    usage,
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * `harness shell`: an interactive TTY shell in the sandbox, as the same user, in the workspace.
+ * The user asked for a terminal into the sandbox, so its output reaches their terminal as is.
+ */
+import type { Duplex } from "node:stream";
+import type Docker from "dockerode";
+
+export interface ShellIo {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+}
+
+const SHELL_SCRIPT = `cd "$1" 2>/dev/null; if command -v bash >/dev/null 2>&1; then exec bash -i; else exec sh -i; fi`;
+
+/** Runs the shell until it exits; resolves with its exit code. */
+export async function runInteractiveShell(
+  container: Docker.Container,
+  user: string,
+  workdir: string,
+  io: ShellIo,
+): Promise<number> {
+  const exec = await container.exec({
+    Cmd: ["/bin/sh", "-c", SHELL_SCRIPT, "sh", workdir],
+    User: user,
+    WorkingDir: workdir,
+    Env: ["TERM=xterm-256color"],
+    AttachStdin: true,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: true,
+  });
+  const stream: Duplex = await exec.start({ hijack: true, stdin: true, Tty: true });
+  const resize = () => {
+    if (io.stdout.columns && io.stdout.rows) {
+      exec.resize({ h: io.stdout.rows, w: io.stdout.columns }).catch(() => {});
+    }
+  };
+  const wasRaw = io.stdin.isTTY ? io.stdin.isRaw : false;
+  if (io.stdin.isTTY) io.stdin.setRawMode(true);
+  io.stdin.pipe(stream);
+  stream.pipe(io.stdout, { end: false });
+  io.stdout.on("resize", resize);
+  resize();
+  try {
+    await new Promise<void>((resolve) => {
+      stream.once("end", resolve);
+      stream.once("close", resolve);
+      stream.once("error", () => resolve());
+    });
+  } finally {
+    io.stdin.unpipe(stream);
+    io.stdin.pause();
+    if (io.stdin.isTTY) io.stdin.setRawMode(wasRaw);
+    io.stdout.off("resize", resize);
+  }
+  const info = await exec.inspect();
+  return info.ExitCode ?? 1;
+}

@@ -1,0 +1,123 @@
+/**
+ * Shows a run to a person: streamed assistant text, each command as `$ cmd`, the first lines of its
+ * output and a one-line status, then a summary. Everything that came from the sandbox or the model
+ * goes through `sanitizeForTerminal` first: both can print escape sequences.
+ * Anchor: the seed's `print(f"\033[33m$ {command}\033[0m")` and `print(output[:200])`.
+ */
+import type { AgentRunResult } from "../agent/agent-types.js";
+import type { AgentEvents } from "../agent/events.js";
+import type { ExecResult } from "../sandbox/sandbox.js";
+import type { ToolCall, ToolResult } from "../tools/tool.js";
+import { sanitizeForTerminal } from "./sanitize.js";
+import { createStyle, type Style } from "./style.js";
+
+export interface TerminalRendererOptions {
+  /** Where to write (stderr when stdout carries the final answer, else stdout). */
+  out: NodeJS.WritableStream;
+  /** Use colours (see `colorEnabled`). */
+  color: boolean;
+  /** Output lines shown per command. Default 8. */
+  previewLines?: number;
+}
+
+const MAX_LINE_CHARS = 240;
+const MAX_COMMAND_LINES = 6;
+
+export function createTerminalRenderer(options: TerminalRendererOptions): AgentEvents {
+  const style = createStyle(options.color);
+  const previewLines = options.previewLines ?? 8;
+  let atLineStart = true;
+
+  const write = (text: string) => {
+    if (text === "") return;
+    options.out.write(text);
+    atLineStart = text.endsWith("\n");
+  };
+  const line = (text: string) => {
+    if (!atLineStart) write("\n");
+    write(`${text}\n`);
+  };
+
+  return {
+    onText: (delta) => write(sanitizeForTerminal(delta)),
+    onAssistantTurn: () => {
+      if (!atLineStart) write("\n");
+    },
+    onToolCall: (call) => line(style.command(describeCall(call))),
+    onToolResult: (_call, result) => {
+      if (result.exec === undefined) {
+        line(style.error(`✗ ${firstLine(result.content)}`));
+        return;
+      }
+      for (const text of preview(result.exec, previewLines, style)) line(text);
+      line(statusLine(result, result.exec, style));
+    },
+    onNotice: (text) => line(style.warn(`! ${sanitizeForTerminal(text)}`)),
+    onRunEnd: (result) => line(summary(result, style)),
+  };
+}
+
+function describeCall(call: ToolCall): string {
+  const input = call.input as { command?: unknown } | null;
+  if (call.name === "bash" && typeof input?.command === "string") {
+    const lines = sanitizeForTerminal(input.command).split("\n");
+    const shown = lines.slice(0, MAX_COMMAND_LINES).map((text, i) => `${i === 0 ? "$" : ">"} ${clip(text)}`);
+    if (lines.length > MAX_COMMAND_LINES) shown.push(`  … ${lines.length - MAX_COMMAND_LINES} more lines`);
+    return shown.join("\n");
+  }
+  return `→ ${sanitizeForTerminal(call.name)} ${clip(sanitizeForTerminal(JSON.stringify(call.input) ?? ""))}`;
+}
+
+function preview(exec: ExecResult, maxLines: number, style: Style): string[] {
+  const lines = [
+    ...outputLines(exec.stdout).map((text) => style.dim(`  ${clip(text)}`)),
+    ...outputLines(exec.stderr).map((text) => style.error(`  ${clip(text)}`)),
+  ];
+  if (lines.length <= maxLines) return lines;
+  return [...lines.slice(0, maxLines), style.dim(`  … ${lines.length - maxLines} more lines`)];
+}
+
+function outputLines(text: string): string[] {
+  const clean = sanitizeForTerminal(text).replace(/\n+$/, "");
+  return clean === "" ? [] : clean.split("\n");
+}
+
+function statusLine(result: ToolResult, exec: ExecResult, style: Style): string {
+  const parts = [`exit ${exec.exitCode ?? "none"}`, seconds(exec.durationMs)];
+  if (exec.timedOut) parts.push("timed out");
+  if (exec.isCanceled) parts.push("cancelled");
+  if (exec.oomKilled) parts.push("killed: out of memory");
+  if (exec.isTruncated) parts.push(`output truncated (${kib(exec.stdoutBytes + exec.stderrBytes)} total)`);
+  for (const notice of exec.notices) parts.push(sanitizeForTerminal(notice));
+  const text = parts.join(" · ");
+  return result.isError ? style.error(`✗ ${text}`) : style.ok(`✓ ${text}`);
+}
+
+function summary(result: AgentRunResult, style: Style): string {
+  const { usage } = result;
+  const n = (value: number) => value.toLocaleString("en-US");
+  const tokens = `tokens: ${n(usage.inputTokens)} input, ${n(usage.cacheReadInputTokens)} cache read, ${n(usage.cacheCreationInputTokens)} cache write, ${n(usage.outputTokens)} output`;
+  const turns = `${result.turns} ${result.turns === 1 ? "turn" : "turns"}`;
+  const color =
+    result.status === "submitted" ? style.ok : result.status === "error" ? style.error : style.warn;
+  const lines = [`${color(style.bold(result.status))} · ${turns} · ${tokens}`];
+  if (result.error !== undefined)
+    lines.push(style.error(`Error: ${sanitizeForTerminal(result.error.message)}`));
+  return lines.join("\n");
+}
+
+function firstLine(text: string): string {
+  return clip(sanitizeForTerminal(text).split("\n")[0] ?? "");
+}
+
+function clip(text: string): string {
+  return text.length <= MAX_LINE_CHARS ? text : `${text.slice(0, MAX_LINE_CHARS)}…`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+function kib(bytes: number): string {
+  return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(0)} KiB`;
+}

@@ -1,0 +1,90 @@
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { skipDocker } from "../support/docker-available.js";
+import { type FakeMessagesApi, startFakeMessagesApi, textReply, toolUseReply } from "../support/fake-messages-api.js";
+import { runCli } from "../support/run-cli.js";
+import { makeWorkspace, TEST_UID } from "../support/workspace.js";
+
+const KEY = "sk-ant-e2e-test-key";
+const MODEL = "claude-test-model";
+
+function toolResults(api: FakeMessagesApi, requestIndex: number): Array<Record<string, unknown>> {
+  const messages = api.requests[requestIndex]?.body.messages ?? [];
+  const last = messages[messages.length - 1];
+  return Array.isArray(last?.content) ? (last.content as unknown as Array<Record<string, unknown>>) : [];
+}
+
+/** The seed tutorial's exercise, through the built CLI, a real Docker sandbox and the fake Messages API. */
+describe.skipIf(skipDocker)("harness run end to end", () => {
+  let api: FakeMessagesApi;
+  beforeEach(async () => {
+    api = await startFakeMessagesApi({ apiKey: KEY, models: [MODEL] });
+  });
+  afterEach(async () => {
+    await api.close();
+  });
+
+  it("creates hello.py in the workspace, runs it, and reports its real output", async () => {
+    using ws = makeWorkspace();
+    api.enqueue(
+      toolUseReply("bash", { command: "printf 'print(\"Hello, Agent Harness\")\\n' > hello.py" }, "Creating it."),
+      toolUseReply("bash", { command: "python3 hello.py" }),
+      textReply("Running hello.py printed: Hello, Agent Harness"),
+    );
+    const transcriptPath = join(ws.path, "..", `${ws.path.split("/").pop()}-transcript.jsonl`);
+    const run = await runCli(
+      ["run", "--workspace", ws.path, "--transcript", transcriptPath, "Create hello.py that prints Hello, Agent Harness; run it"],
+      { env: { ANTHROPIC_API_KEY: KEY, MODEL_ID: MODEL, ANTHROPIC_BASE_URL: api.url } },
+    );
+    expect(run.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
+    expect(run.code).toBe(0);
+    expect(readFileSync(join(ws.path, "hello.py"), "utf8")).toBe('print("Hello, Agent Harness")\n');
+    expect(statSync(join(ws.path, "hello.py")).uid).toBe(TEST_UID);
+    expect(api.requests).toHaveLength(3);
+    const [result] = toolResults(api, 2);
+    expect(result?.["type"]).toBe("tool_result");
+    expect(result?.["is_error"]).not.toBe(true);
+    expect(JSON.stringify(result?.["content"])).toContain("Hello, Agent Harness");
+    expect(run.stdout).toContain("$ python3 hello.py");
+    expect(run.stdout).toContain("Running hello.py printed: Hello, Agent Harness");
+    expect(run.stdout).toMatch(/submitted/);
+    const records = readFileSync(transcriptPath, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    expect(records.some((r) => r.type === "tool_result")).toBe(true);
+    expect(readFileSync(transcriptPath, "utf8")).not.toContain(KEY);
+  });
+
+  it("tells the model a failed command's exit code and stderr, marked as an error", async () => {
+    using ws = makeWorkspace();
+    api.enqueue(toolUseReply("bash", { command: "python3 -c 'import sys; sys.exit(\"boom\")'" }), textReply("It failed."));
+    const run = await runCli(["run", "--workspace", ws.path, "run it"], {
+      env: { ANTHROPIC_API_KEY: KEY, MODEL_ID: MODEL, ANTHROPIC_BASE_URL: api.url },
+    });
+    expect(run.code).toBe(0);
+    const [result] = toolResults(api, 1);
+    expect(result).toMatchObject({ is_error: true });
+    const text = JSON.stringify(result?.["content"]);
+    expect(text).toContain("boom");
+    expect(text).toContain("<exit_code>1</exit_code>");
+  });
+
+  it("ends with one clear line and exit 1 when the key is rejected", async () => {
+    using ws = makeWorkspace();
+    const run = await runCli(["run", "--workspace", ws.path, "anything"], {
+      env: { ANTHROPIC_API_KEY: "sk-ant-wrong", MODEL_ID: MODEL, ANTHROPIC_BASE_URL: api.url },
+    });
+    expect(run.code).toBe(1);
+    expect(run.stdout + run.stderr).toMatch(/API key was rejected \(401\)/);
+    expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  it("says which setting is missing, and where to put it, before touching Docker", async () => {
+    using ws = makeWorkspace();
+    const noKey = await runCli(["run", "--workspace", ws.path, "anything"], { env: { MODEL_ID: MODEL } });
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/^harness: ANTHROPIC_API_KEY is not set: put .* \.env/m);
+    const noModel = await runCli(["run", "--workspace", ws.path, "anything"], { env: { ANTHROPIC_API_KEY: KEY } });
+    expect(noModel.code).toBe(2);
+    expect(noModel.stderr).toMatch(/MODEL_ID/);
+  });
+});

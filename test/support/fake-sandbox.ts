@@ -1,0 +1,104 @@
+/**
+ * A `Sandbox` for unit tests: records every command and answers from a script. No Docker.
+ * Anchor: mini-swe-agent `tests/agents/test_default.py` (deterministic model + local environment).
+ */
+import type { ExecOptions, ExecResult, Sandbox } from "../../src/sandbox/sandbox.js";
+
+/** A whole `ExecResult` from a few fields; `failed` and the byte counts follow from the rest unless given. */
+export function makeExecResult(partial: Partial<ExecResult> = {}): ExecResult {
+  const stdout = partial.stdout ?? "";
+  const stderr = partial.stderr ?? "";
+  const exitCode = "exitCode" in partial ? partial.exitCode : 0;
+  const timedOut = partial.timedOut ?? false;
+  const isCanceled = partial.isCanceled ?? false;
+  return {
+    command: "",
+    cwd: "/workspace",
+    durationMs: 12,
+    isTruncated: false,
+    oomKilled: false,
+    shortMessage: "",
+    notices: [],
+    stdoutBytes: Buffer.byteLength(stdout),
+    stderrBytes: Buffer.byteLength(stderr),
+    failed: exitCode !== 0 || timedOut || isCanceled,
+    ...partial,
+    stdout,
+    stderr,
+    exitCode,
+    timedOut,
+    isCanceled,
+  };
+}
+
+/** Answers one command: fields of its result, or a function of the command (may never settle: see `hang`). */
+export type ExecHandler = (
+  command: string,
+  options: ExecOptions,
+) => Partial<ExecResult> | Promise<Partial<ExecResult>>;
+
+/** One scripted answer. An `Error` makes `exec` reject with it (use `SandboxError` for infrastructure failure). */
+export type ExecStep = Partial<ExecResult> | ExecHandler | Error;
+
+/** A command that runs until its signal aborts it (the fake then resolves it as cancelled). */
+export const hang: ExecHandler = () => new Promise<never>(() => {});
+
+export class FakeSandbox implements Sandbox {
+  readonly workdir: string;
+  /** Every `exec` call, in order. */
+  readonly calls: Array<{ command: string; options: ExecOptions }> = [];
+  /** Whether `stop` (or dispose) was called. */
+  stopped = false;
+  readonly #steps: ExecStep[] | ExecHandler;
+
+  /** `steps` answer the commands in order (an empty success once they run out), or one handler answers all. */
+  constructor(steps: ExecStep[] | ExecHandler = [], options: { workdir?: string } = {}) {
+    this.#steps = Array.isArray(steps) ? [...steps] : steps;
+    this.workdir = options.workdir ?? "/workspace";
+  }
+
+  /** The commands run so far. */
+  get commands(): string[] {
+    return this.calls.map((call) => call.command);
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    this.calls.push({ command, options });
+    const step = Array.isArray(this.#steps) ? (this.#steps.shift() ?? {}) : this.#steps;
+    if (step instanceof Error) throw step;
+    const { signal } = options;
+    if (signal?.aborted) return canceled(command);
+    const answer = Promise.resolve(typeof step === "function" ? step(command, options) : step);
+    if (signal === undefined) return makeExecResult({ command, ...(await answer) });
+    let onAbort = () => {};
+    const aborted = new Promise<"aborted">((resolve) => {
+      onAbort = () => resolve("aborted");
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      const outcome = await Promise.race([answer, aborted]);
+      return outcome === "aborted" ? canceled(command) : makeExecResult({ command, ...outcome });
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}
+
+function canceled(command: string): ExecResult {
+  return makeExecResult({
+    command,
+    exitCode: undefined,
+    isCanceled: true,
+    failed: true,
+    stdout: "partial output\n",
+    shortMessage: "Command was canceled",
+  });
+}

@@ -9,6 +9,12 @@ export function dockerEndpoint(env: NodeJS.ProcessEnv = process.env): string {
 
 /** A client for the engine at DOCKER_HOST or the default socket, checked with a ping. */
 export async function connectDocker(env: NodeJS.ProcessEnv = process.env): Promise<Docker> {
+  if (dockerEndpoint(env).startsWith("ssh://")) {
+    // The bundle leaves out ssh2 (it costs start-up time on every call; see scripts/build.mjs).
+    throw new SandboxError(
+      `DOCKER_HOST=${dockerEndpoint(env)}: ssh:// is not supported; forward the remote socket (ssh -L) and use unix:// or tcp://`,
+    );
+  }
   const docker = new Docker();
   try {
     await docker.ping();

@@ -71,7 +71,8 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
         isError: result.isError,
         content: result.content,
         ...(exec === undefined
-          ? {}
+          ? // Not run (blocked, bad input, cancelled): still say which command it was.
+            commandOf(call.input)
           : {
               command: exec.command,
               stdout: exec.stdout,
@@ -101,6 +102,11 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
   };
 }
 
+function commandOf(input: unknown): Record<string, unknown> {
+  const command = (input as { command?: unknown } | null)?.command;
+  return typeof command === "string" ? { command } : {};
+}
+
 function errorFields(error: Error): Record<string, unknown> {
   const fields: Record<string, unknown> = { name: error.name, message: error.message };
   for (const key of ["status", "requestID", "containerId"]) {
@@ -128,14 +134,22 @@ export function scrubSecrets(value: unknown, seen: WeakSet<object> = new WeakSet
   if (typeof value === "string") {
     return value.replace(API_KEY, "sk-ant-[REDACTED]").replace(SECRET_HEADER, "$1[REDACTED]");
   }
-  if (typeof value !== "object" || value === null || value instanceof Error) return value;
+  if (typeof value !== "object" || value === null) return value;
+  if (value instanceof Error) return { name: value.name, message: scrubSecrets(value.message) };
   if (seen.has(value)) return "[Circular]";
   seen.add(value);
-  if (Array.isArray(value)) return value.map((item) => scrubSecrets(item, seen));
-  const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    copy[key] =
-      SECRET_KEY_NAME.test(key) && typeof item === "string" ? "[REDACTED]" : scrubSecrets(item, seen);
+  let copy: unknown;
+  if (Array.isArray(value)) {
+    copy = value.map((item) => scrubSecrets(item, seen));
+  } else {
+    const fields: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      fields[key] =
+        SECRET_KEY_NAME.test(key) && typeof item === "string" ? "[REDACTED]" : scrubSecrets(item, seen);
+    }
+    copy = fields;
   }
+  // Only ancestors make a cycle: the same object in two places is written twice.
+  seen.delete(value);
   return copy;
 }

@@ -2,7 +2,12 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { skipDocker } from "../support/docker-available.js";
-import { type FakeMessagesApi, startFakeMessagesApi, textReply, toolUseReply } from "../support/fake-messages-api.js";
+import {
+  type FakeMessagesApi,
+  startFakeMessagesApi,
+  textReply,
+  toolUseReply,
+} from "../support/fake-messages-api.js";
 import { runCli } from "../support/run-cli.js";
 import { makeWorkspace, TEST_UID } from "../support/workspace.js";
 
@@ -28,13 +33,24 @@ describe.skipIf(skipDocker)("harness run end to end", () => {
   it("creates hello.py in the workspace, runs it, and reports its real output", async () => {
     using ws = makeWorkspace();
     api.enqueue(
-      toolUseReply("bash", { command: "printf 'print(\"Hello, Agent Harness\")\\n' > hello.py" }, "Creating it."),
+      toolUseReply(
+        "bash",
+        { command: "printf 'print(\"Hello, Agent Harness\")\\n' > hello.py" },
+        "Creating it.",
+      ),
       toolUseReply("bash", { command: "python3 hello.py" }),
       textReply("Running hello.py printed: Hello, Agent Harness"),
     );
     const transcriptPath = join(ws.path, "..", `${ws.path.split("/").pop()}-transcript.jsonl`);
     const run = await runCli(
-      ["run", "--workspace", ws.path, "--transcript", transcriptPath, "Create hello.py that prints Hello, Agent Harness; run it"],
+      [
+        "run",
+        "--workspace",
+        ws.path,
+        "--transcript",
+        transcriptPath,
+        "Create hello.py that prints Hello, Agent Harness; run it",
+      ],
       { env: { ANTHROPIC_API_KEY: KEY, MODEL_ID: MODEL, ANTHROPIC_BASE_URL: api.url } },
     );
     expect(run.stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
@@ -49,14 +65,20 @@ describe.skipIf(skipDocker)("harness run end to end", () => {
     expect(run.stdout).toContain("$ python3 hello.py");
     expect(run.stdout).toContain("Running hello.py printed: Hello, Agent Harness");
     expect(run.stdout).toMatch(/submitted/);
-    const records = readFileSync(transcriptPath, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const records = readFileSync(transcriptPath, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(records.some((r) => r.type === "tool_result")).toBe(true);
     expect(readFileSync(transcriptPath, "utf8")).not.toContain(KEY);
   });
 
   it("tells the model a failed command's exit code and stderr, marked as an error", async () => {
     using ws = makeWorkspace();
-    api.enqueue(toolUseReply("bash", { command: "python3 -c 'import sys; sys.exit(\"boom\")'" }), textReply("It failed."));
+    api.enqueue(
+      toolUseReply("bash", { command: "python3 -c 'import sys; sys.exit(\"boom\")'" }),
+      textReply("It failed."),
+    );
     const run = await runCli(["run", "--workspace", ws.path, "run it"], {
       env: { ANTHROPIC_API_KEY: KEY, MODEL_ID: MODEL, ANTHROPIC_BASE_URL: api.url },
     });
@@ -83,7 +105,9 @@ describe.skipIf(skipDocker)("harness run end to end", () => {
     const noKey = await runCli(["run", "--workspace", ws.path, "anything"], { env: { MODEL_ID: MODEL } });
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toMatch(/^harness: ANTHROPIC_API_KEY is not set: put .* \.env/m);
-    const noModel = await runCli(["run", "--workspace", ws.path, "anything"], { env: { ANTHROPIC_API_KEY: KEY } });
+    const noModel = await runCli(["run", "--workspace", ws.path, "anything"], {
+      env: { ANTHROPIC_API_KEY: KEY },
+    });
     expect(noModel.code).toBe(2);
     expect(noModel.stderr).toMatch(/MODEL_ID/);
   });

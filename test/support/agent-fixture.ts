@@ -42,7 +42,9 @@ export function fixture(steps: ModelStep[], options: FixtureOptions = {}) {
   const sandbox = options.sandbox ?? new FakeSandbox();
   const model = new ScriptedModel(steps);
   const log: EventLog = [];
-  const tools = options.tools ?? [createBashTool(sandbox, { timeoutMs: 60_000, blocklist: createBlocklist() })];
+  const tools = options.tools ?? [
+    createBashTool(sandbox, { timeoutMs: 60_000, blocklist: createBlocklist() }),
+  ];
   const run = (task = "Fix the build.", history?: readonly MessageParam[]): Promise<AgentRunResult> => {
     const deps: AgentDeps = {
       model,
@@ -66,5 +68,7 @@ export function fixture(steps: ModelStep[], options: FixtureOptions = {}) {
 export function blocksOf(messages: readonly MessageParam[], index: number) {
   const message = messages.at(index);
   if (message === undefined) throw new Error(`no message at ${index}`);
-  return typeof message.content === "string" ? [{ type: "text" as const, text: message.content }] : message.content;
+  return typeof message.content === "string"
+    ? [{ type: "text" as const, text: message.content }]
+    : message.content;
 }

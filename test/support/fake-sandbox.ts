@@ -68,15 +68,16 @@ export class FakeSandbox implements Sandbox {
     if (step instanceof Error) throw step;
     const { signal } = options;
     if (signal?.aborted) return canceled(command);
-    const answer = Promise.resolve(typeof step === "function" ? step(command, options) : step);
-    if (signal === undefined) return makeExecResult({ command, ...(await answer) });
+    if (signal === undefined)
+      return makeExecResult({ command, ...(await answerFor(step, command, options)) });
+    // Listen before the handler runs: a handler may abort synchronously (Ctrl-C right as a command starts).
     let onAbort = () => {};
     const aborted = new Promise<"aborted">((resolve) => {
       onAbort = () => resolve("aborted");
       signal.addEventListener("abort", onAbort, { once: true });
     });
     try {
-      const outcome = await Promise.race([answer, aborted]);
+      const outcome = await Promise.race([answerFor(step, command, options), aborted]);
       return outcome === "aborted" ? canceled(command) : makeExecResult({ command, ...outcome });
     } finally {
       signal.removeEventListener("abort", onAbort);
@@ -90,6 +91,14 @@ export class FakeSandbox implements Sandbox {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
   }
+}
+
+async function answerFor(
+  step: Partial<ExecResult> | ExecHandler,
+  command: string,
+  options: ExecOptions,
+): Promise<Partial<ExecResult>> {
+  return typeof step === "function" ? step(command, options) : step;
 }
 
 function canceled(command: string): ExecResult {

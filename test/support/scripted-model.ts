@@ -17,7 +17,10 @@ import type {
 import { validateConversation } from "./validate-conversation.js";
 
 /** A scripted answer: a response, an error to throw, or a function of the request (may wait for abort). */
-export type ModelStep = ModelResponse | Error | ((request: ModelRequest) => ModelResponse | Promise<ModelResponse>);
+export type ModelStep =
+  | ModelResponse
+  | Error
+  | ((request: ModelRequest) => ModelResponse | Promise<ModelResponse>);
 
 /** A request as recorded: everything but the signal, deep-copied. */
 export type RecordedRequest = Omit<ModelRequest, "signal">;
@@ -58,7 +61,10 @@ export class ScriptedModel implements ModelClient {
     const step = this.#steps.shift();
     if (step === undefined) throw new ModelError("ScriptedModel: no scripted response left");
     if (step instanceof Error) throw step;
-    const response = await untilAborted(Promise.resolve(typeof step === "function" ? step(request) : step), signal);
+    const response = await untilAborted(
+      Promise.resolve(typeof step === "function" ? step(request) : step),
+      signal,
+    );
     const size = this.#options.chunkSize ?? 4;
     for (const block of response.content) {
       if (block.type !== "text") continue;
@@ -88,7 +94,13 @@ async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefi
 let nextId = 1;
 
 export function usage(partial: Partial<TokenUsage> = {}): TokenUsage {
-  return { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, ...partial };
+  return {
+    inputTokens: 10,
+    outputTokens: 5,
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
+    ...partial,
+  };
 }
 
 export function text(value: string): ContentBlock {

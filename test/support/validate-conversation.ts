@@ -14,7 +14,8 @@ export function validateConversation(messages: readonly MessageParam[]): string[
   const problems: string[] = [];
   const seenToolUseIds = new Set<string>();
   if (messages.length === 0) problems.push("messages: at least one message is required");
-  if (messages[0] !== undefined && messages[0].role !== "user") problems.push("messages.0: first message must be user");
+  if (messages[0] !== undefined && messages[0].role !== "user")
+    problems.push("messages.0: first message must be user");
 
   messages.forEach((message, i) => {
     const at = `messages.${i}`;
@@ -26,12 +27,14 @@ export function validateConversation(messages: readonly MessageParam[]): string[
       typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
     if (blocks.length === 0) problems.push(`${at}: content must be non-empty`);
     blocks.forEach((block, j) => {
-      if (block.type === "text" && block.text === "") problems.push(`${at}.content.${j}: text must be non-empty`);
+      if (block.type === "text" && block.text === "")
+        problems.push(`${at}.content.${j}: text must be non-empty`);
     });
 
     if (message.role === "assistant") {
       for (const block of blocks) {
-        if (block.type === "tool_result") problems.push(`${at}: tool_result is not allowed in an assistant message`);
+        if (block.type === "tool_result")
+          problems.push(`${at}: tool_result is not allowed in an assistant message`);
         if (block.type !== "tool_use") continue;
         if (seenToolUseIds.has(block.id)) problems.push(`${at}: duplicate tool_use id ${block.id}`);
         seenToolUseIds.add(block.id);
@@ -51,11 +54,13 @@ export function validateConversation(messages: readonly MessageParam[]): string[
       if (!expected.includes(block.tool_use_id)) {
         problems.push(`${at}.content.${j}: tool_result for unknown tool_use id ${block.tool_use_id}`);
       }
-      if (resultIds.includes(block.tool_use_id)) problems.push(`${at}: two tool_results for ${block.tool_use_id}`);
+      if (resultIds.includes(block.tool_use_id))
+        problems.push(`${at}: two tool_results for ${block.tool_use_id}`);
       resultIds.push(block.tool_use_id);
     });
     for (const id of expected) {
-      if (!resultIds.includes(id)) problems.push(`${at}: tool_use ${id} has no tool_result immediately after it`);
+      if (!resultIds.includes(id))
+        problems.push(`${at}: tool_use ${id} has no tool_result immediately after it`);
     }
   });
 

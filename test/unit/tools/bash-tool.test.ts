@@ -12,7 +12,16 @@ describe("createBashTool", () => {
     expect(definition.name).toBe("bash");
     expect(definition.inputSchema.required).toEqual(["command"]);
     expect(Object.keys(definition.inputSchema.properties)).toEqual(["command", "timeout"]);
-    for (const fact of ["sandbox container", "/workspace", "persists", "stdin is closed", "nohup", "> ", "120 s", "600"]) {
+    for (const fact of [
+      "sandbox container",
+      "/workspace",
+      "persists",
+      "stdin is closed",
+      "nohup",
+      "> ",
+      "120 s",
+      "600",
+    ]) {
       expect(definition.description).toContain(fact);
     }
   });
@@ -76,7 +85,9 @@ describe("createBashTool", () => {
     expect(sandbox.commands).toEqual([]);
     expect(output.isError).toBe(true);
     expect(output.exec).toBeUndefined();
-    expect(output.content).toMatch(/^Blocked: this command was not run \(harness safety rule "privilege-escalation": /);
+    expect(output.content).toMatch(
+      /^Blocked: this command was not run \(harness safety rule "privilege-escalation": /,
+    );
   });
 
   it("runs everything when given no blocklist", async () => {

@@ -11,6 +11,7 @@ const ruleFor = (command: string) => {
 describe("normalizeCommand", () => {
   it("undoes quoting, backslashes, $IFS and $HOME, and collapses whitespace", () => {
     expect(normalizeCommand(`  s\\udo   "ls"\t'-la'  `)).toBe("sudo ls -la");
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, on purpose.
     expect(normalizeCommand("rm${IFS}-rf$IFS/")).toBe("rm -rf /");
     expect(normalizeCommand('rm -rf "$HOME"')).toBe("rm -rf ~");
     expect(normalizeCommand("echo a \\\n  b\nls")).toBe("echo a b ; ls");
@@ -51,6 +52,7 @@ describe("createBlocklist", () => {
     ["rm -rf ~/", "recursive-delete-root"],
     ["rm -rf ~/*", "recursive-delete-root"],
     ['rm -rf "$HOME"', "recursive-delete-root"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, on purpose.
     ["rm -rf ${HOME}/", "recursive-delete-root"],
     ["rm -rf /usr", "recursive-delete-root"],
     ["cd /tmp; rm -rf /etc/", "recursive-delete-root"],

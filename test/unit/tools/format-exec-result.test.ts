@@ -43,7 +43,13 @@ describe("formatExecResult", () => {
 
   it("says how much output the sandbox cut, per stream", () => {
     const text = formatExecResult(
-      makeExecResult({ stdout: "head…tail", isTruncated: true, stdoutBytes: 5_000_000, stderr: "e", stderrBytes: 1 }),
+      makeExecResult({
+        stdout: "head…tail",
+        isTruncated: true,
+        stdoutBytes: 5_000_000,
+        stderr: "e",
+        stderrBytes: 1,
+      }),
     );
     expect(text).toContain("stdout was 5,000,000 bytes in total, 11 bytes kept");
     expect(text).not.toContain("stderr was");
@@ -63,7 +69,9 @@ describe("formatExecResult", () => {
 
   it("caps what the model sees, keeping head and tail and the exit code", () => {
     const stdout = `FIRST${"o".repeat(50_000)}LAST`;
-    const text = formatExecResult(makeExecResult({ stdout, stderr: "the error", exitCode: 1 }), { maxChars: 1000 });
+    const text = formatExecResult(makeExecResult({ stdout, stderr: "the error", exitCode: 1 }), {
+      maxChars: 1000,
+    });
     expect(text.length).toBeLessThan(1300);
     expect(text).toContain("FIRST");
     expect(text).toContain("LAST");

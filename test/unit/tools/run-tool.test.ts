@@ -5,7 +5,11 @@ import { type Tool, ToolError } from "../../../src/tools/tool.js";
 
 function echoTool(overrides: Partial<Tool<{ text: string }>> = {}): Tool<{ text: string }> {
   return {
-    definition: { name: "echo", description: "Echoes text.", inputSchema: { type: "object", properties: {} } },
+    definition: {
+      name: "echo",
+      description: "Echoes text.",
+      inputSchema: { type: "object", properties: {} },
+    },
     parse(input) {
       const text = (input as { text?: unknown } | null)?.text;
       if (typeof text !== "string") throw new ToolError("Error: `text` must be a string.");
@@ -50,7 +54,9 @@ describe("runToolCall", () => {
         throw "bad";
       },
     });
-    expect((await runToolCall([throwsString], { id: "a", name: "echo", input: {} }, {})).content).toBe("Error: bad");
+    expect((await runToolCall([throwsString], { id: "a", name: "echo", input: {} }, {})).content).toBe(
+      "Error: bad",
+    );
     const silent = echoTool({ run: async () => ({ content: "", isError: false }) });
     const result = await runToolCall([silent], { id: "b", name: "echo", input: { text: "" } }, {});
     expect(result.content).toBe("(no output)");

@@ -1,0 +1,139 @@
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import type { AgentRunResult } from "../../../src/agent/agent-types.js";
+import { createTerminalRenderer } from "../../../src/terminal/terminal-renderer.js";
+import { fixture } from "../../support/agent-fixture.js";
+import { FakeSandbox, makeExecResult } from "../../support/fake-sandbox.js";
+import { answer, bash, text, toolCalls } from "../../support/scripted-model.js";
+
+function capture() {
+  const writes: string[] = [];
+  const out = new Writable({
+    write(chunk, _encoding, done) {
+      writes.push(String(chunk));
+      done();
+    },
+  });
+  return { out, writes, text: () => writes.join("") };
+}
+
+const ESC = "\u001b";
+const endResult: AgentRunResult = {
+  status: "submitted",
+  messages: [],
+  turns: 3,
+  usage: { inputTokens: 1200, outputTokens: 340, cacheReadInputTokens: 5000, cacheCreationInputTokens: 800 },
+  finalText: "",
+};
+
+describe("createTerminalRenderer", () => {
+  it("streams assistant text as it arrives, sanitised", () => {
+    const { out, writes, text: printed } = capture();
+    const renderer = createTerminalRenderer({ out, color: false });
+    renderer.onText?.("Hel");
+    renderer.onText?.(`lo${ESC}]0;pwned\u0007!`);
+    expect(writes).toEqual(["Hel", "lo!"]);
+    renderer.onAssistantTurn?.({} as never);
+    expect(printed()).toBe("Hello!\n");
+  });
+
+  it("shows a command as `$ cmd` in colour, on its own line", () => {
+    const { out, text: printed } = capture();
+    const renderer = createTerminalRenderer({ out, color: true });
+    renderer.onText?.("Let me look.");
+    renderer.onToolCall?.({ id: "t", name: "bash", input: { command: `ls -la${ESC}[2J` } });
+    expect(printed()).toBe(`Let me look.\n${ESC}[33m$ ls -la${ESC}[39m\n`);
+  });
+
+  it("shows the first lines of output, sanitised, then a status line", () => {
+    const { out, text: printed } = capture();
+    const renderer = createTerminalRenderer({ out, color: false, previewLines: 3 });
+    const exec = makeExecResult({
+      stdout: `one\n${ESC}[31mtwo${ESC}[0m\nthree\nfour\nfive\n`,
+      stderr: "warn\n",
+      durationMs: 1530,
+    });
+    renderer.onToolResult?.(
+      { id: "t", name: "bash", input: {} },
+      { toolUseId: "t", content: "", isError: false, exec },
+    );
+    expect(printed()).toBe("  one\n  two\n  three\n  … 3 more lines\n✓ exit 0 · 1.5s\n");
+  });
+
+  it("marks failures, timeouts, truncation, OOM and notices in the status line", () => {
+    const { out, text: printed } = capture();
+    const renderer = createTerminalRenderer({ out, color: false });
+    const exec = makeExecResult({
+      exitCode: undefined,
+      timedOut: true,
+      isTruncated: true,
+      oomKilled: true,
+      stdoutBytes: 2_000_000,
+      notices: ["sandbox restarted"],
+      durationMs: 120_000,
+    });
+    renderer.onToolResult?.(
+      { id: "t", name: "bash", input: {} },
+      { toolUseId: "t", content: "", isError: true, exec },
+    );
+    expect(printed()).toBe(
+      "✗ exit none · 120.0s · timed out · killed: out of memory · output truncated (1953 KiB total) · sandbox restarted\n",
+    );
+  });
+
+  it("shows a result without a command (blocked, unknown tool) as its first line", () => {
+    const { out, text: printed } = capture();
+    const renderer = createTerminalRenderer({ out, color: false });
+    renderer.onToolResult?.(
+      { id: "t", name: "bash", input: {} },
+      { toolUseId: "t", content: 'Blocked: this command was not run (rule "x").\nmore', isError: true },
+    );
+    expect(printed()).toBe('✗ Blocked: this command was not run (rule "x").\n');
+  });
+
+  it("shows other tools' calls with their input", () => {
+    const { out, text: printed } = capture();
+    createTerminalRenderer({ out, color: false }).onToolCall?.({
+      id: "t",
+      name: "read",
+      input: { path: "a" },
+    });
+    expect(printed()).toBe('→ read {"path":"a"}\n');
+  });
+
+  it("ends with a summary: status, turns and tokens", () => {
+    const { out, text: printed } = capture();
+    const renderer = createTerminalRenderer({ out, color: false });
+    renderer.onNotice?.("Stopped: reached the turn limit.");
+    renderer.onRunEnd?.(endResult);
+    expect(printed()).toBe(
+      "! Stopped: reached the turn limit.\nsubmitted · 3 turns · tokens: 1,200 input, 5,000 cache read, 800 cache write, 340 output\n",
+    );
+  });
+
+  it("adds the error to the summary", () => {
+    const { out, text: printed } = capture();
+    const renderer = createTerminalRenderer({ out, color: false });
+    renderer.onRunEnd?.({
+      ...endResult,
+      status: "error",
+      turns: 1,
+      error: new Error("529 overloaded") as never,
+    });
+    expect(printed()).toContain("error · 1 turn · ");
+    expect(printed()).toContain("\nError: 529 overloaded\n");
+  });
+
+  it("prints no escape sequence from the sandbox or the model during a real run", async () => {
+    const evil = `${ESC}]52;c;cm0gLXJmIH4=\u0007${ESC}[2J${ESC}c\u009b31mred\u202eevil`;
+    const { out, text: printed } = capture();
+    const sandbox = new FakeSandbox([{ stdout: evil, stderr: evil, notices: [evil] }]);
+    const { run } = fixture([toolCalls(text(evil), bash("t", `echo ${evil}`)), answer(evil)], {
+      sandbox,
+      events: createTerminalRenderer({ out, color: false }),
+    });
+    await run();
+    expect(printed()).toContain("$ echo ");
+    expect([...printed()].filter((char) => char === ESC || /[\u0080-\u009f\u202e]/.test(char))).toEqual([]);
+  });
+});

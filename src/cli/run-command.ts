@@ -12,6 +12,8 @@ import { colorEnabled } from "../terminal/style.js";
 import { createTerminalRenderer } from "../terminal/terminal-renderer.js";
 import { createBashTool } from "../tools/bash-tool.js";
 import { createBlocklist } from "../tools/blocklist.js";
+import { OutputStore } from "../tools/output-store.js";
+import { createReadOutputTool } from "../tools/read-output-tool.js";
 import { createTranscript } from "../transcript/transcript.js";
 import { EXIT } from "./exit-codes.js";
 import type { Interrupts } from "./interrupts.js";
@@ -36,16 +38,22 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
     model: agentConfig.model,
     ...(agentConfig.baseURL ? { baseURL: agentConfig.baseURL } : {}),
   });
-  await using sandbox = await openSandbox(sandboxConfig);
   const blocklist = createBlocklist(agentConfig.blocklist);
-  const tools = [createBashTool(sandbox, { timeoutMs: sandboxConfig.timeoutMs, blocklist })];
+  await using sandbox = await openSandbox(sandboxConfig);
   const system = buildSystemPrompt({
     workdir: sandbox.workdir,
     network: sandboxConfig.network,
     timeoutSeconds: Math.round(sandboxConfig.timeoutMs / 1000),
+    savedOutput: true,
   });
   const runId = `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
   const transcript = createTranscript(flags.transcript ?? defaultTranscriptPath(runId));
+  // Whole outputs of cut commands live beside the transcript, outside the workspace.
+  const outputStore = new OutputStore({ dir: transcript.path.replace(/\.jsonl$/, "") + ".outputs" });
+  const tools = [
+    createBashTool(sandbox, { timeoutMs: sandboxConfig.timeoutMs, blocklist, outputStore }),
+    createReadOutputTool(outputStore),
+  ];
   const renderer = createTerminalRenderer({ out: process.stdout, color: colorEnabled(process.stdout) });
   const runOnce = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
     const signal = interrupts.begin();

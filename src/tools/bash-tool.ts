@@ -2,9 +2,10 @@
  * The one tool the model gets: run a shell command in the sandbox.
  * Anchor: pi-mono `packages/mom/src/tools/bash.ts` (`createBashTool(executor)`).
  */
-import type { ExecOptions, Sandbox } from "../sandbox/sandbox.js";
+import type { ExecOptions, ExecResult, Sandbox } from "../sandbox/sandbox.js";
 import type { Blocklist } from "./blocklist.js";
 import { formatExecResult } from "./format-exec-result.js";
+import type { OutputStore, SavedOutput } from "./output-store.js";
 import { type Tool, ToolError } from "./tool.js";
 import { MODEL_OUTPUT_MAX_CHARS } from "./truncate.js";
 
@@ -17,6 +18,8 @@ export interface BashToolOptions {
   blocklist?: Blocklist;
   /** Cap on output characters shown to the model. Default 30,000. */
   maxOutputChars?: number;
+  /** Where the whole output of a command goes when the model's copy is cut (see `read_output`). */
+  outputStore?: OutputStore;
 }
 
 /** The bash tool's input, as validated. */
@@ -85,9 +88,36 @@ export function createBashTool(sandbox: Sandbox, options: BashToolOptions): Tool
         timeoutMs: input.timeout === undefined ? options.timeoutMs : Math.round(input.timeout * 1000),
       };
       if (context.signal !== undefined) execOptions.signal = context.signal;
-      if (context.onOutput !== undefined) execOptions.onOutput = context.onOutput;
-      const result = await sandbox.exec(input.command, execOptions);
-      return { content: formatExecResult(result, { maxChars }), isError: result.failed, exec: result };
+      const capture = options.outputStore?.begin();
+      if (capture !== undefined || context.onOutput !== undefined) {
+        execOptions.onOutput = (stream, chunk) => {
+          capture?.write(stream, chunk);
+          context.onOutput?.(stream, chunk);
+        };
+      }
+      let result: ExecResult;
+      try {
+        result = await sandbox.exec(input.command, execOptions);
+      } catch (error) {
+        capture?.finish(false);
+        throw error;
+      }
+      let content = formatExecResult(result, { maxChars });
+      const cut = result.isTruncated || result.stdout.length + result.stderr.length > maxChars;
+      const saved = capture?.finish(cut) ?? [];
+      if (saved.length > 0) content += `\n${savedNote(saved)}`;
+      return { content, isError: result.failed, exec: result };
     },
   };
+}
+
+function savedNote(saved: SavedOutput[]): string {
+  const id = saved[0]?.id ?? "";
+  const parts = saved.map((o) => {
+    const size = `${o.totalBytes.toLocaleString("en-US")} bytes`;
+    return o.savedBytes < o.totalBytes
+      ? `${o.stream}: ${size}, first ${o.savedBytes.toLocaleString("en-US")} saved`
+      : `${o.stream}: ${size}`;
+  });
+  return `<note>The full output was saved as ${id} (${parts.join("; ")}): read it with the read_output tool by line range or grep.</note>`;
 }

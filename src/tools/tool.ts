@@ -38,6 +38,8 @@ export interface ToolResult {
 
 /** What a tool gets besides its input. */
 export interface ToolContext {
+  /** The `tool_use` id being answered (names what the call leaves behind, e.g. saved output). */
+  callId?: string;
   /** Aborted on Ctrl-C: the tool must stop its work (the bash tool kills the command). */
   signal?: AbortSignal;
   /** Live output for display. */

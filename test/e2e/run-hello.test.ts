@@ -90,6 +90,29 @@ describe.skipIf(skipDocker)("harness run end to end", () => {
     expect(text).toContain("<exit_code>1</exit_code>");
   });
 
+  it("keeps the whole output of a cut command for the read_output tool", async () => {
+    using ws = makeWorkspace();
+    api.enqueue(
+      toolUseReply("bash", { command: "seq 1 200000; echo 'FAIL: needle' >&2" }),
+      (request) => {
+        const results = JSON.stringify(request.body.messages.at(-1)?.content);
+        const id = /saved as (out-\d+)/.exec(results)?.[1] ?? "missing";
+        return toolUseReply("read_output", { id, grep: "^1234[0-9]$" });
+      },
+      textReply("Found it."),
+    );
+    const run = await runCli(["run", "--workspace", ws.path, "find it"], {
+      env: { ANTHROPIC_API_KEY: KEY, MODEL_ID: MODEL, ANTHROPIC_BASE_URL: api.url },
+    });
+    expect(run.code).toBe(0);
+    const [cut] = toolResults(api, 1);
+    expect(JSON.stringify(cut?.["content"])).toMatch(/saved as out-1/);
+    const [read] = toolResults(api, 2);
+    const text = JSON.stringify(read?.["content"]);
+    expect(text).toContain("out-1 stdout: 10 matching line(s) of 200000.");
+    expect(text).toContain("12345: 12345");
+  });
+
   it("ends with one clear line and exit 1 when the key is rejected", async () => {
     using ws = makeWorkspace();
     const run = await runCli(["run", "--workspace", ws.path, "anything"], {

@@ -1,0 +1,161 @@
+/**
+ * Keeps the whole output of commands whose output was cut for the model, as files on the host beside
+ * the transcript, so the model can page through a long test log with `read_output` instead of
+ * flooding its context. Bounded per stream and per run; nothing is written for short output.
+ */
+import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+export type StreamName = "stdout" | "stderr";
+
+export interface SavedOutput {
+  /** Short id the model uses with `read_output`, e.g. "out-3". */
+  id: string;
+  stream: StreamName;
+  /** Host path of the file. */
+  path: string;
+  /** Bytes in the file. */
+  savedBytes: number;
+  /** Bytes the command wrote to this stream (more than saved when a bound was hit). */
+  totalBytes: number;
+}
+
+export interface OutputStoreOptions {
+  /** Directory for the files (created on first use). */
+  dir: string;
+  /** Output up to this size per stream stays in memory only. Default 16 KiB. */
+  spillAfterBytes?: number;
+  /** Most bytes saved per stream of one command. Default 64 MiB. */
+  maxBytesPerStream?: number;
+  /** Most bytes saved over the whole run. Default 512 MiB. */
+  maxBytesPerRun?: number;
+}
+
+interface StreamState {
+  pending: Buffer[];
+  pendingBytes: number;
+  fd: number | undefined;
+  path: string;
+  savedBytes: number;
+  totalBytes: number;
+}
+
+export class OutputStore {
+  private readonly saved = new Map<string, SavedOutput>();
+  private runBytes = 0;
+  private count = 0;
+
+  constructor(private readonly options: OutputStoreOptions) {}
+
+  /** Starts capturing one command's output. */
+  begin(): OutputCapture {
+    this.count += 1;
+    return new OutputCapture(this, `out-${this.count}`);
+  }
+
+  /** A saved stream by id, or undefined. The model can only name ids, never paths. */
+  get(id: string, stream: StreamName): SavedOutput | undefined {
+    return this.saved.get(`${id}/${stream}`);
+  }
+
+  /** @internal */
+  open(id: string, stream: StreamName): { fd: number; path: string } {
+    mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
+    const path = join(this.options.dir, `${id}.${stream}`);
+    return { fd: openSync(path, "wx", 0o600), path };
+  }
+
+  /** @internal Bytes this stream may still write, given both bounds. */
+  allowance(alreadySaved: number): number {
+    const perStream = (this.options.maxBytesPerStream ?? 64 * 1024 ** 2) - alreadySaved;
+    const perRun = (this.options.maxBytesPerRun ?? 512 * 1024 ** 2) - this.runBytes;
+    return Math.max(0, Math.min(perStream, perRun));
+  }
+
+  /** @internal */
+  account(bytes: number): void {
+    this.runBytes += bytes;
+  }
+
+  /** @internal */
+  record(output: SavedOutput): void {
+    this.saved.set(`${output.id}/${output.stream}`, output);
+  }
+
+  get spillAfterBytes(): number {
+    return this.options.spillAfterBytes ?? 16 * 1024;
+  }
+}
+
+export class OutputCapture {
+  private readonly streams: Record<StreamName, StreamState> = {
+    stdout: { pending: [], pendingBytes: 0, fd: undefined, path: "", savedBytes: 0, totalBytes: 0 },
+    stderr: { pending: [], pendingBytes: 0, fd: undefined, path: "", savedBytes: 0, totalBytes: 0 },
+  };
+
+  constructor(
+    private readonly store: OutputStore,
+    readonly id: string,
+  ) {}
+
+  /** Synchronous on purpose: a slow disk then slows reading from Docker instead of growing memory. */
+  write(stream: StreamName, chunk: Buffer): void {
+    const s = this.streams[stream];
+    s.totalBytes += chunk.length;
+    if (s.fd === undefined) {
+      s.pending.push(chunk);
+      s.pendingBytes += chunk.length;
+      if (s.pendingBytes <= this.store.spillAfterBytes) return;
+      try {
+        Object.assign(s, this.store.open(this.id, stream));
+      } catch {
+        s.pending = [];
+        s.pendingBytes = -Infinity; // cannot save: stop trying
+        return;
+      }
+      const buffered = Buffer.concat(s.pending);
+      s.pending = [];
+      this.append(s, buffered);
+      return;
+    }
+    this.append(s, chunk);
+  }
+
+  private append(s: StreamState, chunk: Buffer): void {
+    if (s.fd === undefined) return;
+    const room = this.store.allowance(s.savedBytes);
+    const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    if (part.length === 0) return;
+    writeSync(s.fd, part);
+    s.savedBytes += part.length;
+    this.store.account(part.length);
+  }
+
+  /**
+   * Ends the capture. With `keep`, files written are registered and returned; without, they are
+   * deleted (the model saw everything already).
+   */
+  finish(keep: boolean): SavedOutput[] {
+    const kept: SavedOutput[] = [];
+    for (const stream of ["stdout", "stderr"] as const) {
+      const s = this.streams[stream];
+      if (s.fd === undefined) continue;
+      closeSync(s.fd);
+      if (!keep) {
+        rmSync(s.path, { force: true });
+        this.store.account(-s.savedBytes);
+        continue;
+      }
+      const output = {
+        id: this.id,
+        stream,
+        path: s.path,
+        savedBytes: s.savedBytes,
+        totalBytes: s.totalBytes,
+      };
+      this.store.record(output);
+      kept.push(output);
+    }
+    return kept;
+  }
+}

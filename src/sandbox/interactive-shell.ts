@@ -10,7 +10,7 @@ export interface ShellIo {
   stdout: NodeJS.WriteStream;
 }
 
-const SHELL_SCRIPT = `cd "$1" 2>/dev/null; if command -v bash >/dev/null 2>&1; then exec bash -i; else exec sh -i; fi`;
+const SHELL_SCRIPT = `cd "$1" 2>/dev/null; if command -v bash >/dev/null 2>&1; then exec bash --norc -i; else exec sh -i; fi`;
 
 /** Runs the shell until it exits; resolves with its exit code. */
 export async function runInteractiveShell(
@@ -23,7 +23,8 @@ export async function runInteractiveShell(
     Cmd: ["/bin/sh", "-c", SHELL_SCRIPT, "sh", workdir],
     User: user,
     WorkingDir: workdir,
-    Env: ["TERM=xterm-256color"],
+    // The sandbox uid has no passwd entry; a fixed prompt avoids bash's "I have no name!".
+    Env: ["TERM=xterm-256color", "PS1=sandbox:\\w\\$ "],
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,

@@ -2,6 +2,8 @@
  * Before the Docker tests: fail fast in CI without an engine, and build the sandbox image once so no
  * single test pays (or times out on) the build.
  */
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { connectDocker } from "../../src/sandbox/docker-client.js";
 import { ensureSandboxImage } from "../../src/sandbox/image.js";
 import { dockerAvailable, dockerRequired } from "./docker-available.js";
@@ -12,6 +14,11 @@ export default async function setup(): Promise<void> {
       throw new Error("Docker is required (CI or HARNESS_REQUIRE_DOCKER) but no engine answers");
     return;
   }
+  // The Dockerfile's base cannot be pulled without a registry: the script builds it from Debian's
+  // packages when it is missing (a no-op when present).
+  execFileSync("bash", [fileURLToPath(new URL("../../scripts/build-base-image.sh", import.meta.url))], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   const docker = await connectDocker();
   await ensureSandboxImage(docker, (line) => process.stderr.write(`[sandbox image] ${line}\n`));
 }

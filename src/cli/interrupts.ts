@@ -24,7 +24,8 @@ export class Interrupts {
     this.controller = undefined;
   }
 
-  private press(): void {
+  /** One Ctrl-C, from the signal or from readline's keypress. */
+  press(): void {
     const current = this.controller;
     if (current && !current.signal.aborted) {
       this.stderr.write("\nharness: interrupted: stopping the running command (Ctrl-C again to quit now)\n");

@@ -1,7 +1,7 @@
 /** `harness run --workspace DIR "task"`, and the prompt loop when no task is given. */
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline/promises";
+import { createInterface } from "node:readline";
 import { combineEvents } from "../agent/events.js";
 import { exitCodeFor } from "../agent/exit-status.js";
 import { type AgentRunResult, runAgent } from "../agent/loop.js";
@@ -80,30 +80,42 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
   if (task.trim() !== "") {
     code = exitCodeFor((await runOnce(task, [])).status);
   } else {
-    code = await promptLoop(runOnce);
+    code = await promptLoop(runOnce, interrupts);
   }
   process.stderr.write(`harness: transcript: ${transcript.path}\n`);
   return code;
 }
 
-/** The seed's REPL: conversation kept across prompts; `exit`, `q`, an empty line or Ctrl-D leave. */
+/**
+ * The seed's REPL: conversation kept across prompts; `exit`, `q`, an empty line or Ctrl-D leave.
+ * Lines are read through the async iterator, which queues them, so piped input typed ahead of a
+ * running turn is not lost. On a terminal readline takes Ctrl-C as a key, not a signal: it is routed
+ * to the same interrupt handling as SIGINT.
+ */
 async function promptLoop(
   runOnce: (text: string, history: MessageParam[]) => Promise<AgentRunResult>,
+  interrupts: Interrupts,
 ): Promise<number> {
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY });
+  const tty = process.stdin.isTTY === true;
+  const rl = createInterface({
+    input: process.stdin,
+    terminal: tty,
+    ...(tty ? { output: process.stdout } : {}),
+  });
+  rl.on("SIGINT", () => interrupts.press());
+  rl.setPrompt("harness> ");
   let history: MessageParam[] = [];
   let code: number = EXIT.ok;
   try {
-    for (;;) {
-      const line = await rl.question("harness> ").catch(() => undefined);
-      const text = line?.trim();
+    rl.prompt();
+    for await (const line of rl) {
+      const text = line.trim();
       if (!text || text === "exit" || text === "q") break;
-      rl.pause();
       const result = await runOnce(text, history);
-      rl.resume();
       history = result.messages;
       code = exitCodeFor(result.status);
       if (result.status === "error") break;
+      rl.prompt();
     }
   } finally {
     rl.close();

@@ -113,6 +113,22 @@ describe.skipIf(skipDocker)("harness run end to end", () => {
     expect(text).toContain("12345: 12345");
   });
 
+  it("without a task, keeps the conversation across prompts until exit", async () => {
+    using ws = makeWorkspace();
+    api.enqueue(textReply("First answer."), textReply("Second answer."));
+    const run = await runCli(["run", "--workspace", ws.path], {
+      env: { ANTHROPIC_API_KEY: KEY, MODEL_ID: MODEL, ANTHROPIC_BASE_URL: api.url },
+      input: "first question\nsecond question\nexit\nnever sent\n",
+    });
+    expect(run.code).toBe(0);
+    expect(api.requests).toHaveLength(2);
+    const second = api.requests[1]?.body.messages ?? [];
+    expect(second.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect(JSON.stringify(second)).toContain("first question");
+    expect(JSON.stringify(second[2])).toContain("second question");
+    expect(run.stdout).toContain("Second answer.");
+  });
+
   it("ends with one clear line and exit 1 when the key is rejected", async () => {
     using ws = makeWorkspace();
     const run = await runCli(["run", "--workspace", ws.path, "anything"], {

@@ -1,0 +1,76 @@
+import { spawn } from "node:child_process";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { skipDocker } from "../support/docker-available.js";
+import {
+  type FakeMessagesApi,
+  startFakeMessagesApi,
+  textReply,
+  toolUseReply,
+} from "../support/fake-messages-api.js";
+import { CLI_PATH, runCli } from "../support/run-cli.js";
+import { makeWorkspace } from "../support/workspace.js";
+
+const KEY = "sk-ant-e2e-test-key";
+const MODEL = "claude-test-model";
+
+/** The interactive prompt on a real terminal (script(1)), where Ctrl-C arrives as a key press. */
+describe.skipIf(skipDocker)("harness run prompt on a terminal", () => {
+  let api: FakeMessagesApi;
+  beforeEach(async () => {
+    api = await startFakeMessagesApi({ apiKey: KEY, models: [MODEL] });
+  });
+  afterEach(async () => {
+    await api.close();
+  });
+
+  it("Ctrl-C kills the running command in the container, ends the turn, and the prompt goes on", async () => {
+    using ws = makeWorkspace();
+    api.enqueue(toolUseReply("bash", { command: "sleep 600" }), textReply("Still here."));
+    const child = spawn(
+      "script",
+      ["-qec", `${process.execPath} ${CLI_PATH} run --workspace ${ws.path}`, "/dev/null"],
+      {
+        env: {
+          ...process.env,
+          ANTHROPIC_API_KEY: KEY,
+          MODEL_ID: MODEL,
+          ANTHROPIC_BASE_URL: api.url,
+          NO_COLOR: "1",
+        },
+        stdio: ["pipe", "pipe", "pipe"],
+      },
+    );
+    let out = "";
+    const waitFor = (text: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (out.includes(text)) {
+            child.stdout.off("data", check);
+            resolve();
+          }
+        };
+        child.stdout.on("data", check);
+        check();
+      });
+    child.stdout.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    await waitFor("harness> ");
+    child.stdin.write("wait a long time\r");
+    await waitFor("$ sleep 600");
+    child.stdin.write("\u0003");
+    await waitFor("cancel");
+    const ps = await runCli(["exec", "--workspace", ws.path, "--", "ps -eo args"]);
+    expect(ps.stdout).not.toContain("sleep 600");
+    out = "";
+    child.stdin.write("are you there?\r");
+    await waitFor("Still here.");
+    child.stdin.write("exit\r");
+    expect(await closed).toBe(0);
+    const second = api.requests[1]?.body.messages ?? [];
+    // The cancelled call was answered, and the next prompt went out in a valid conversation.
+    expect(JSON.stringify(second)).toMatch(/cancel/i);
+    await runCli(["rm", "--workspace", ws.path]);
+  });
+});

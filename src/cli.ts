@@ -26,7 +26,25 @@ function sandboxOptions(command: Command): Command {
     .option("--memory <size>", "sandbox memory limit, e.g. 2g")
     .option("--cpus <n>", "sandbox CPU limit in cores")
     .option("--pids <n>", "sandbox process limit")
-    .option("--timeout <seconds>", "per-command timeout in seconds (default 120)");
+    .option(
+      "--protect <path>",
+      "also mount this workspace path read-only (repeatable; always: .git/config, .git/hooks, .env, .envrc, .vscode, .devcontainer)",
+      (path: string, previous: unknown) => [...(Array.isArray(previous) ? previous : []), path],
+    )
+    .option(
+      "--no-protect",
+      "mount nothing read-only: the task may rewrite git hooks and config the host later runs",
+    )
+    .option("--timeout <seconds>", "per-command timeout in seconds (default 120)")
+    .addOption(
+      new Option(
+        "--isolation <mode>",
+        "bind: mount the workspace (default); copy: work on a copy, show the changes, apply on request",
+      ).choices(["bind", "copy"]),
+    )
+    .option("--copy-limit <size>", "copy mode: most file content copied in and out (default 1g)")
+    .option("--apply", "copy mode: apply the sandbox's changes to the workspace without asking")
+    .option("--no-apply", "copy mode: show the sandbox's changes but never apply them");
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -52,6 +70,8 @@ async function main(argv: string[]): Promise<number> {
     .option("--no-blocklist", "turn off the command blocklist (the container stays the boundary)")
     .addOption(new Option("--block <regex...>", "extra blocklist patterns"))
     .option("--transcript <path>", "write the JSONL transcript here (default: ~/.local/state/harness/runs/)")
+    .option("--output-format <format>", "what stdout carries: text (default), json or stream-json")
+    .option("--max-budget-usd <usd>", "stop the run when its estimated cost reaches this many US dollars")
     .action(async (task: string[], flags: Flags) => {
       const { runCommand } = await import("./cli/run-command.js");
       exitCode = await runCommand(task.join(" "), flags, interrupts);
@@ -73,6 +93,24 @@ async function main(argv: string[]): Promise<number> {
     const { shellCommand } = await import("./cli/container-commands.js");
     exitCode = await shellCommand(flags);
   });
+
+  sandboxOptions(
+    program
+      .command("replay")
+      .description(
+        "re-run a transcript's bash calls in a fresh sandbox (without --workspace: a new temporary directory) and check they reproduce",
+      )
+      .argument("<transcript>", "JSONL transcript written by harness run"),
+  )
+    .option("--ignore-output", "compare exit codes only, not stdout and stderr")
+    .option("--keep", "keep the temporary workspace afterwards")
+    .addOption(
+      new Option("--output-format <format>", "report format").choices(["text", "json"]).default("text"),
+    )
+    .action(async (transcript: string, flags: Flags) => {
+      const { replayCommand } = await import("./cli/replay-command.js");
+      exitCode = await replayCommand(transcript, flags, interrupts.begin());
+    });
 
   program
     .command("image")

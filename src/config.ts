@@ -4,6 +4,8 @@
  * loaded later still applies (anthropic-sdk `src/client.ts`, testcontainers `getReaperImage`).
  */
 import { ConfigError } from "./errors.js";
+import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
+import { normalizeProtectPath } from "./sandbox/protected-paths.js";
 
 /** Flags as commander parses them; every one optional. */
 export interface CliFlags {
@@ -22,8 +24,22 @@ export interface CliFlags {
   pids?: string;
   blocklist?: boolean;
   block?: string[];
+  /** `--protect PATH` (repeatable) gives the paths; `--no-protect` gives false. */
+  protect?: string[] | false;
+  /** `--isolation bind|copy`. */
+  isolation?: string;
+  /** `--copy-limit SIZE`, e.g. 2g. */
+  copyLimit?: string;
+  /** `--apply` gives true, `--no-apply` false, neither undefined (copy mode: ask on a terminal). */
+  apply?: boolean;
   transcript?: string;
+  outputFormat?: string;
+  maxBudgetUsd?: string;
 }
+
+/** What `harness run` prints on stdout (docs/output-formats.md). */
+export const OUTPUT_FORMATS = ["text", "json", "stream-json"] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 export interface SandboxConfig {
   /** Host path of the workspace as given (resolved later by the sandbox). */
@@ -35,6 +51,18 @@ export interface SandboxConfig {
   memoryBytes: number | undefined;
   cpus: number | undefined;
   pidsLimit: number | undefined;
+  /**
+   * Read-only mounts of files the host runs later (git hooks and config, `.envrc`, `.vscode`…).
+   * Flags only, no env var: a `.env` in the workspace must not be able to turn them off.
+   */
+  protect: { disabled: boolean; extraPaths: string[] };
+  /**
+   * "bind" mounts the workspace; "copy" copies it into a throwaway container and writes changes
+   * back only when asked. Flags only, like `protect`: a `.env` must not be able to switch copy off.
+   */
+  isolation: "bind" | "copy";
+  /** Copy mode's size limit in bytes (`--copy-limit`); undefined for the default (1 GiB). */
+  copyLimitBytes: number | undefined;
   /** Per-command timeout. */
   timeoutMs: number;
 }
@@ -49,6 +77,12 @@ export interface AgentConfig {
   /** Token budget over the whole run (input + cache + output); undefined for none. */
   maxTotalTokens: number | undefined;
   blocklist: { disabled: boolean; extraPatterns: string[] };
+  /** What `run` prints on stdout: people's text, one JSON result, or a JSON line per event. */
+  outputFormat: OutputFormat;
+  /** Estimated cost budget over the run, in USD; undefined for none. Set only when `pricing` is known. */
+  maxBudgetUsd: number | undefined;
+  /** Prices for `model` (table or HARNESS_PRICE_*); undefined when unknown, so cost is reported as null. */
+  pricing: ModelPricing | undefined;
 }
 
 export const DEFAULTS = {
@@ -76,10 +110,25 @@ export function parseMemory(value: string | undefined): number | undefined {
   return Math.round(Number(match[1]) * scale);
 }
 
+/** "2g", "500m", "1GiB", "4096" (bytes); for a size flag named `flag`. */
+export function parseByteSize(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i.exec(value.trim());
+  const scale = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[
+    (match?.[2] ?? "").toLowerCase()
+  ];
+  const bytes = Math.round(Number(match?.[1]) * (scale ?? 1));
+  if (!match || !(bytes > 0)) throw new ConfigError(`${flag} must look like 500m or 2g, got '${value}'`);
+  return bytes;
+}
+
 export function loadSandboxConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readonly<SandboxConfig> {
   const user = flags.user;
   if (user !== undefined && !/^\d+(:\d+)?$/.test(user))
     throw new ConfigError(`--user must be UID or UID:GID, got '${user}'`);
+  const isolation = flags.isolation ?? "bind";
+  if (isolation !== "bind" && isolation !== "copy")
+    throw new ConfigError(`--isolation must be bind or copy, got '${isolation}'`);
   return Object.freeze({
     workspace: flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd(),
     image: flags.image ?? env["HARNESS_IMAGE"] ?? undefined,
@@ -89,6 +138,12 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Read
     memoryBytes: parseMemory(flags.memory ?? env["HARNESS_MEMORY"]),
     cpus: positiveNumber("--cpus", flags.cpus ?? env["HARNESS_CPUS"], false),
     pidsLimit: positiveNumber("--pids", flags.pids ?? env["HARNESS_PIDS"]),
+    protect: Object.freeze({
+      disabled: flags.protect === false,
+      extraPaths: (flags.protect || []).map(normalizeProtectPath),
+    }),
+    isolation,
+    copyLimitBytes: parseByteSize("--copy-limit", flags.copyLimit),
     timeoutMs:
       1000 *
       (positiveNumber("--timeout", flags.timeout ?? env["HARNESS_TIMEOUT"], false) ??
@@ -111,6 +166,21 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readon
   if (baseURL !== undefined && !/^https?:\/\//.test(baseURL)) {
     throw new ConfigError(`ANTHROPIC_BASE_URL must be an http(s) URL, got '${baseURL}'`);
   }
+  const outputFormat = (flags.outputFormat ?? env["HARNESS_OUTPUT_FORMAT"] ?? "text").trim();
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(outputFormat)) {
+    throw new ConfigError(`--output-format must be ${OUTPUT_FORMATS.join(", ")}, got '${outputFormat}'`);
+  }
+  const pricing = resolvePricing(model, env);
+  const maxBudgetUsd = positiveNumber(
+    "--max-budget-usd",
+    flags.maxBudgetUsd ?? env["HARNESS_MAX_BUDGET_USD"],
+    false,
+  );
+  if (maxBudgetUsd !== undefined && pricing === undefined) {
+    throw new ConfigError(
+      `--max-budget-usd needs prices, and none are known for model '${model}': set ${PRICE_ENV_VARS.join(", ")} (USD per million tokens; input and output at least)`,
+    );
+  }
   return Object.freeze({
     apiKey,
     model,
@@ -126,5 +196,8 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readon
       disabled: flags.blocklist === false,
       extraPatterns: [...(flags.block ?? [])],
     }),
+    outputFormat: outputFormat as OutputFormat,
+    maxBudgetUsd,
+    pricing,
   });
 }

@@ -13,6 +13,11 @@ export interface AgentLimits {
   /** Budget over the run: input + output + cache read + cache write. Checked before each call, so the
    * last call can overshoot it. Reaching it ends the run with "cost_limit". */
   maxTotalTokens?: number;
+  /** Estimated cost budget over the run, in USD, priced by `costOf`; checked like `maxTotalTokens`
+   * (before each call, so the last call can overshoot it). Reaching it ends the run with "cost_limit". */
+  maxCostUsd?: number;
+  /** Prices a token count in USD; `maxCostUsd` is only checked when this is given. */
+  costOf?: (usage: Readonly<TokenUsage>) => number;
 }
 
 export interface AgentDeps {

@@ -6,7 +6,7 @@
 /**
  * - `submitted`: the model replied without a tool call (its final answer).
  * - `step_limit`: `maxTurns` model calls were made.
- * - `cost_limit`: the token budget over the run (`maxTotalTokens`) was used up.
+ * - `cost_limit`: the token budget (`maxTotalTokens`) or the USD budget (`maxCostUsd`) of the run was used up.
  * - `format_errors`: the model kept hitting `max_tokens` (3 responses in a row) and could not make progress.
  * - `refusal`: the model stopped with `stop_reason: "refusal"`.
  * - `context_window`: the conversation no longer fits the model's context window.

@@ -87,6 +87,13 @@ async function loop(ctx: RunContext): Promise<Ending> {
       events.onNotice(`Stopped: token budget used up (${spent} of ${limits.maxTotalTokens} tokens).`);
       return { status: "cost_limit" };
     }
+    const cost = limits.costOf?.(state.usage);
+    if (limits.maxCostUsd !== undefined && cost !== undefined && cost >= limits.maxCostUsd) {
+      events.onNotice(
+        `Stopped: cost budget used up (about $${Number(cost.toPrecision(3))} of $${limits.maxCostUsd}).`,
+      );
+      return { status: "cost_limit" };
+    }
     state.turns += 1;
     let response: ModelResponse;
     try {

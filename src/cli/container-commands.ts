@@ -5,11 +5,14 @@ import { ConfigError } from "../errors.js";
 import { listHarnessContainers, removeHarnessContainers } from "../sandbox/container-registry.js";
 import { connectDocker } from "../sandbox/docker-client.js";
 import { ensureSandboxImage } from "../sandbox/image.js";
+import { reviewCopyChanges } from "./copy-changes.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
 export async function shellCommand(flags: CliFlags): Promise<number> {
   await using sandbox = await openSandbox(loadSandboxConfig(process.env, flags));
-  return sandbox.shell({ stdin: process.stdin, stdout: process.stdout });
+  const code = await sandbox.shell({ stdin: process.stdin, stdout: process.stdout });
+  await reviewCopyChanges(sandbox, flags.apply);
+  return code;
 }
 
 export async function psCommand(): Promise<number> {

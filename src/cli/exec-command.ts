@@ -1,6 +1,7 @@
 /** `harness exec --workspace DIR -- CMD`: one command through the sandbox path, exiting with its code. */
 import { type CliFlags, loadSandboxConfig } from "../config.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
+import { reviewCopyChanges } from "./copy-changes.js";
 import { EXIT } from "./exit-codes.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
@@ -20,6 +21,8 @@ export async function execCommand(args: string[], flags: CliFlags, signal: Abort
   for (const notice of result.notices) process.stderr.write(`harness: ${notice}\n`);
   if (result.timedOut || result.isCanceled || result.oomKilled)
     process.stderr.write(`harness: ${result.shortMessage}\n`);
+  // Copy mode: the command's changes are shown, and applied only when asked, before the exit.
+  await reviewCopyChanges(sandbox, flags.apply);
   if (result.timedOut) return EXIT.timedOut;
   if (result.isCanceled) return EXIT.interrupted;
   return result.exitCode ?? EXIT.error;

@@ -13,6 +13,8 @@ export const EXIT = {
   limit: 3,
   /** The model refused, or could not go on (context window full, repeated malformed output). */
   modelStopped: 4,
+  /** `harness replay`: a replayed command's exit code or output differed from the recording. */
+  diverged: 5,
   /** `harness exec`: the command timed out (as timeout(1) reports it). */
   timedOut: 124,
   /** Interrupted by Ctrl-C. */

@@ -7,16 +7,19 @@ import { exitCodeFor } from "../agent/exit-status.js";
 import { type AgentRunResult, runAgent } from "../agent/loop.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
 import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../config.js";
-import type { MessageParam } from "../model/model-client.js";
-import { colorEnabled } from "../terminal/style.js";
-import { createTerminalRenderer } from "../terminal/terminal-renderer.js";
+import { ConfigError } from "../errors.js";
+import type { MessageParam, TokenUsage } from "../model/model-client.js";
+import { costUsd } from "../model/pricing.js";
+import { createRunOutput } from "../output/run-output.js";
 import { createBashTool } from "../tools/bash-tool.js";
 import { createBlocklist } from "../tools/blocklist.js";
 import { OutputStore } from "../tools/output-store.js";
 import { createReadOutputTool } from "../tools/read-output-tool.js";
 import { createTranscript } from "../transcript/transcript.js";
+import { reviewCopyChanges } from "./copy-changes.js";
 import { EXIT } from "./exit-codes.js";
 import type { Interrupts } from "./interrupts.js";
+import { exitCodeForError } from "./report-error.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
 /**
@@ -32,29 +35,41 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
   // Both configs are checked before Docker is touched: a missing key is one line, at once.
   const agentConfig = loadAgentConfig(process.env, flags);
   const sandboxConfig = loadSandboxConfig(process.env, flags);
+  const { outputFormat: format, pricing } = agentConfig;
+  if (format !== "text" && task.trim() === "") {
+    throw new ConfigError(`--output-format ${format} needs a task: the interactive prompt is text only`);
+  }
+  const runId = `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
+  const transcriptPath = flags.transcript ?? defaultTranscriptPath(runId);
+  const { model: modelId, maxBudgetUsd } = agentConfig;
+  const output = createRunOutput({ format, model: modelId, runId, transcriptPath, pricing, maxBudgetUsd });
   const { AnthropicModelClient } = await import("../model/anthropic-model-client.js");
-  const model = new AnthropicModelClient({
-    apiKey: agentConfig.apiKey,
-    model: agentConfig.model,
-    ...(agentConfig.baseURL ? { baseURL: agentConfig.baseURL } : {}),
-  });
+  const model = output.timeModelCalls(
+    new AnthropicModelClient({
+      apiKey: agentConfig.apiKey,
+      model: agentConfig.model,
+      ...(agentConfig.baseURL ? { baseURL: agentConfig.baseURL } : {}),
+    }),
+  );
   const blocklist = createBlocklist(agentConfig.blocklist);
-  await using sandbox = await openSandbox(sandboxConfig);
+  await using sandbox = await openSandbox(sandboxConfig).catch((error: unknown) =>
+    output.fail(error, exitCodeForError(error)),
+  );
   const system = buildSystemPrompt({
     workdir: sandbox.workdir,
     network: sandboxConfig.network,
     timeoutSeconds: Math.round(sandboxConfig.timeoutMs / 1000),
     savedOutput: true,
   });
-  const runId = `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
-  const transcript = createTranscript(flags.transcript ?? defaultTranscriptPath(runId));
+  const transcript = createTranscript(transcriptPath);
   // Whole outputs of cut commands live beside the transcript, outside the workspace.
-  const outputStore = new OutputStore({ dir: transcript.path.replace(/\.jsonl$/, "") + ".outputs" });
+  const outputStore = new OutputStore({ dir: `${transcript.path.replace(/\.jsonl$/, "")}.outputs` });
   const tools = [
     createBashTool(sandbox, { timeoutMs: sandboxConfig.timeoutMs, blocklist, outputStore }),
     createReadOutputTool(outputStore),
   ];
-  const renderer = createTerminalRenderer({ out: process.stdout, color: colorEnabled(process.stdout) });
+  const { containerId, resolvedSettings: settings } = sandbox;
+  const renderer = output.listener({ settings, containerId, timeoutMs: sandboxConfig.timeoutMs });
   const runOnce = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
     const signal = interrupts.begin();
     try {
@@ -66,6 +81,9 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
           maxTurns: agentConfig.maxTurns,
           maxTokens: agentConfig.maxTokens,
           ...(agentConfig.maxTotalTokens ? { maxTotalTokens: agentConfig.maxTotalTokens } : {}),
+          ...(maxBudgetUsd && pricing
+            ? { maxCostUsd: maxBudgetUsd, costOf: (usage: TokenUsage) => costUsd(pricing, usage) }
+            : {}),
         },
         signal,
         events: combineEvents(renderer, transcript),
@@ -83,6 +101,8 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
     code = await promptLoop(runOnce, interrupts);
   }
   process.stderr.write(`harness: transcript: ${transcript.path}\n`);
+  // Copy mode: the run's changes are shown, and applied only when asked, before the sandbox goes.
+  await reviewCopyChanges(sandbox, flags.apply);
   return code;
 }
 

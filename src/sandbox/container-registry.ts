@@ -15,19 +15,22 @@ export interface HarnessContainer {
   version: string;
 }
 
+/** Every harness container, or those serving `workspace` (bind mode, and copy mode's `copy:` label). */
 export async function listHarnessContainers(docker: Docker, workspace?: string): Promise<HarnessContainer[]> {
-  const label = [`${LABEL_MANAGED}=true`];
-  if (workspace) label.push(`${LABEL_WORKSPACE}=${workspace}`);
-  const found = await docker.listContainers({ all: true, filters: { label } });
-  return found.map((c) => ({
-    id: c.Id.slice(0, 12),
-    name: (c.Names[0] ?? "").replace(/^\//, ""),
-    workspace: c.Labels[LABEL_WORKSPACE] ?? "",
-    state: c.State,
-    status: c.Status,
-    image: c.Image,
-    version: c.Labels[LABEL_VERSION] ?? "",
-  }));
+  const found = await docker.listContainers({ all: true, filters: { label: [`${LABEL_MANAGED}=true`] } });
+  const serves = (label: string | undefined) =>
+    workspace === undefined || label === workspace || label === `copy:${workspace}`;
+  return found
+    .filter((c) => serves(c.Labels[LABEL_WORKSPACE]))
+    .map((c) => ({
+      id: c.Id.slice(0, 12),
+      name: (c.Names[0] ?? "").replace(/^\//, ""),
+      workspace: c.Labels[LABEL_WORKSPACE] ?? "",
+      state: c.State,
+      status: c.Status,
+      image: c.Image,
+      version: c.Labels[LABEL_VERSION] ?? "",
+    }));
 }
 
 /** Removes (force) the given harness containers; returns the ones removed. */
@@ -38,7 +41,8 @@ export async function removeHarnessContainers(
   const removed: HarnessContainer[] = [];
   for (const c of containers) {
     try {
-      await docker.getContainer(c.id).remove({ force: true });
+      // v: copy-mode containers keep the workspace copy in an anonymous volume; it goes with them.
+      await docker.getContainer(c.id).remove({ force: true, v: true });
       removed.push(c);
     } catch (error) {
       if ((error as { statusCode?: number }).statusCode !== 404) throw error;

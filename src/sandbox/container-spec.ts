@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import type Docker from "dockerode";
 import { INIT_SCRIPT, STATE_DIR } from "./exec-scripts.js";
+import { type ProtectedMount, protectedBindMounts } from "./protected-paths.js";
 
 /** How a workspace's sandbox container is set up. Every field has a CLI flag or a fixed reason. */
 export interface SandboxSettings {
@@ -30,6 +31,14 @@ export interface SandboxSettings {
   homeSizeMiB: number;
   /** OCI runtime, e.g. "runsc" for gVisor; undefined for the engine's default. */
   runtime?: string | undefined;
+  /** Workspace paths mounted again over the workspace, read-only (protected-paths.ts); none when absent. */
+  protectedMounts?: readonly ProtectedMount[] | undefined;
+  /**
+   * "bind" (default): the workspace is bind-mounted. "copy": nothing of the host is mounted; the
+   * workdir is an anonymous volume that copy-workspace.ts fills (NoCopy: an image's own files there
+   * would otherwise show up as changes).
+   */
+  isolation?: "bind" | "copy" | undefined;
 }
 
 export const HOME_DIR = "/home/sandbox";
@@ -62,10 +71,23 @@ function tmpfsOptions(sizeMiB: number, owner: string | undefined, mode: string, 
   return `rw,nosuid,nodev${noexec ? ",noexec" : ""},size=${sizeMiB}m,mode=${mode}${ownerOpts}`;
 }
 
+/** Copy mode's workdir: an anonymous volume (empty Source), removed with the container. */
+function copyVolumeMount(target: string): Docker.MountSettings {
+  // @types/dockerode marks Labels and DriverConfig required; the Engine API does not.
+  const VolumeOptions = { NoCopy: true } as Docker.MountSettings["VolumeOptions"];
+  return { Type: "volume", Source: "", Target: target, VolumeOptions };
+}
+
 /** The HostConfig part: every limit and every dropped privilege. */
 export function hostConfig(s: SandboxSettings): Docker.HostConfig {
   return {
-    Mounts: [{ Type: "bind", Source: s.workspace, Target: s.workdir, ReadOnly: false }],
+    Mounts:
+      s.isolation === "copy"
+        ? [copyVolumeMount(s.workdir)]
+        : [
+            { Type: "bind", Source: s.workspace, Target: s.workdir, ReadOnly: false },
+            ...protectedBindMounts(s.workspace, s.workdir, s.protectedMounts ?? []),
+          ],
     NetworkMode: s.network,
     CapDrop: ["ALL"],
     SecurityOpt: ["no-new-privileges:true"],

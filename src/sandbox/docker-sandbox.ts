@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../errors.js";
+import { protectedPathRefusal } from "./apply-policy.js";
 import { acquireContainer, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
 import {
   configHash,
@@ -13,14 +14,25 @@ import {
   DEFAULT_LIMITS,
   type SandboxSettings,
 } from "./container-spec.js";
+import {
+  type ApplyResult,
+  applyCopyChanges,
+  copyLabels,
+  createCopyContainer,
+  exportCopyChanges,
+  LABEL_ISOLATION,
+  type WorkspaceChanges,
+} from "./copy-workspace.js";
 import { connectDocker } from "./docker-client.js";
 import { type ExecOutcome, runDockerExec, runSimpleExec } from "./docker-exec.js";
 import { HEALTH_SCRIPT } from "./exec-scripts.js";
 import { ensureSandboxImage } from "./image.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import { createLabels } from "./labels.js";
+import { type ProtectOptions, planProtectedMounts, verifyProtectedMounts } from "./protected-paths.js";
 import type { ExecOptions, ExecResult, Sandbox } from "./sandbox.js";
 import { resolveWorkspace } from "./workspace.js";
+import { DEFAULT_COPY_LIMIT_BYTES, planWorkspaceCopy, type WorkspaceCopyPlan } from "./workspace-archive.js";
 
 const log = createDebug("harness:docker");
 
@@ -38,6 +50,8 @@ export interface DockerSandboxOptions {
   tmpSizeMiB?: number | undefined;
   homeSizeMiB?: number | undefined;
   runtime?: string | undefined;
+  /** Read-only mounts of `.git/config`, `.git/hooks`, `.envrc`… over the workspace (protected-paths.ts). */
+  protect?: ProtectOptions | undefined;
   /** Container path of the workspace. Default /workspace. */
   workdir?: string | undefined;
   /** Per-command timeout when the call gives none. Default 120 s. */
@@ -49,6 +63,13 @@ export interface DockerSandboxOptions {
   killGraceSeconds?: number | undefined;
   /** Remove the container on stop (throwaway sandboxes) instead of leaving it for the next run. */
   removeOnStop?: boolean | undefined;
+  /**
+   * "bind" (default): the workspace is mounted. "copy": it is copied into a throwaway container
+   * (always removed on stop) and changes come back only through `exportChanges`/`applyChanges`.
+   */
+  isolation?: "bind" | "copy" | undefined;
+  /** Copy mode: most bytes of file content copied in, and back out. Default 1 GiB. */
+  copyLimitBytes?: number | undefined;
   /** Image build progress and lifecycle messages, for the user (not the model). */
   onProgress?: ((line: string) => void) | undefined;
   /** An engine client; default: DOCKER_HOST or the local socket. */
@@ -71,6 +92,8 @@ export class DockerSandbox implements Sandbox {
     private readonly options: DockerSandboxOptions,
     /** How the container was obtained: "reused", "started" or "created". */
     readonly acquired: string,
+    /** Copy mode's scan of the workspace at open; undefined in bind mode. */
+    private readonly copyPlan: WorkspaceCopyPlan | undefined,
   ) {
     this.workdir = settings.workdir;
     this.cwd = settings.workdir;
@@ -78,6 +101,11 @@ export class DockerSandbox implements Sandbox {
 
   get containerId(): string {
     return this.container.id;
+  }
+
+  /** The container's settings as resolved (image tag, real workspace path, user, limits), for reports. */
+  get resolvedSettings(): Readonly<SandboxSettings> {
+    return this.settings;
   }
 
   static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
@@ -88,6 +116,11 @@ export class DockerSandbox implements Sandbox {
         `workspace '${workspace}' is owned by root, and harness never runs commands as root: pass --user UID:GID (e.g. 1000:1000) or chown the workspace to a normal user`,
       );
     }
+    // Copy mode scans (and checks the size limit) before anything is created.
+    const copyPlan =
+      options.isolation === "copy"
+        ? await planWorkspaceCopy(workspace, options.copyLimitBytes ?? DEFAULT_COPY_LIMIT_BYTES)
+        : undefined;
     const docker = options.docker ?? (await connectDocker());
     const image = options.image ?? (await ensureSandboxImage(docker, options.onProgress));
     const imageId = await docker
@@ -111,22 +144,44 @@ export class DockerSandbox implements Sandbox {
       tmpSizeMiB: options.tmpSizeMiB ?? DEFAULT_LIMITS.tmpSizeMiB,
       homeSizeMiB: options.homeSizeMiB ?? DEFAULT_LIMITS.homeSizeMiB,
       runtime: options.runtime,
+      isolation: copyPlan ? "copy" : "bind",
+      // Copy mode mounts nothing of the host; copy-workspace.ts refuses to apply protected paths.
+      protectedMounts: copyPlan
+        ? []
+        : await planProtectedMounts(workspace, owner, options.protect ?? {}, (line) =>
+            options.onProgress?.(line),
+          ),
     };
     const base = containerCreateOptions(settings);
     const createOptions = {
       ...base,
-      Labels: createLabels(workspace, configHash({ ...base, Image: imageId }), randomUUID()),
+      Labels: copyPlan
+        ? copyLabels(
+            workspace,
+            configHash({ ...base, Image: imageId, Labels: { [LABEL_ISOLATION]: "copy" } }),
+            randomUUID(),
+          )
+        : createLabels(workspace, configHash({ ...base, Image: imageId }), randomUUID()),
     };
-    const { container, how } = await acquireContainer(docker, workspace, createOptions);
+    const { container, how } = copyPlan
+      ? {
+          container: await createCopyContainer(docker, createOptions, copyPlan, user, settings.workdir),
+          how: "created" as const,
+        }
+      : await acquireContainer(docker, workspace, createOptions);
     log("container %s %s for %s", container.id.slice(0, 12), how, workspace);
     try {
       // A running container that was reused already served commands; only new or restarted ones wait.
-      if (how !== "reused") await waitUntilReady(container, user);
+      if (how !== "reused") {
+        await verifyProtectedMounts(workspace, settings.protectedMounts ?? []);
+        await waitUntilReady(container, user);
+      }
     } catch (error) {
-      await container.remove({ force: true }).catch(() => {});
+      await container.remove({ force: true, v: true }).catch(() => {});
       throw error;
     }
-    return new DockerSandbox(docker, container, createOptions, settings, options, how);
+    const finalOptions = copyPlan ? { ...options, removeOnStop: true } : options;
+    return new DockerSandbox(docker, container, createOptions, settings, finalOptions, how, copyPlan);
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -196,6 +251,14 @@ export class DockerSandbox implements Sandbox {
   /** Restarts, starts or recreates the container and says so, for the model. */
   private async recover(why: string): Promise<string> {
     const done = await reviveContainer(this.container);
+    if (done === "gone" && this.copyPlan) {
+      throw new SandboxError(
+        "the copy-mode sandbox container is gone, and its copy of the workspace with it",
+        {
+          containerId: this.container.id,
+        },
+      );
+    }
     if (done === "gone") {
       const { container } = await acquireContainer(this.docker, this.settings.workspace, this.createOptions);
       this.container = container;
@@ -248,9 +311,31 @@ export class DockerSandbox implements Sandbox {
     return runInteractiveShell(this.container, this.settings.user, this.workdir, io);
   }
 
+  /** "copy" when the workspace was copied in (`--isolation copy`), else "bind". */
+  get isolation(): "bind" | "copy" {
+    return this.copyPlan ? "copy" : "bind";
+  }
+
+  /**
+   * Copy mode: what the sandbox changed in its copy, compared with the host workspace now. Stops the
+   * container first, so nothing still running in it can change the copy after it was reviewed.
+   */
+  async exportChanges(): Promise<WorkspaceChanges> {
+    if (!this.copyPlan) throw new SandboxError("exportChanges() needs isolation 'copy'");
+    return exportCopyChanges(this.container, this.copyPlan, this.workdir);
+  }
+
+  /** Copy mode: writes reviewed changes to the host workspace; refused paths are in the result. */
+  async applyChanges(changes: WorkspaceChanges): Promise<ApplyResult> {
+    if (!this.copyPlan) throw new SandboxError("applyChanges() needs isolation 'copy'");
+    const refusePath = protectedPathRefusal(this.options.protect);
+    return applyCopyChanges(this.container, this.copyPlan, this.workdir, changes, refusePath);
+  }
+
   async stop(): Promise<void> {
     if (!this.options.removeOnStop) return;
-    await this.container.remove({ force: true }).catch((error: unknown) => {
+    // v: the anonymous volume of copy mode goes with the container.
+    await this.container.remove({ force: true, v: true }).catch((error: unknown) => {
       if ((error as { statusCode?: number }).statusCode !== 404) throw error;
     });
   }

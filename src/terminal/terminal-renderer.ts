@@ -6,6 +6,8 @@
  */
 import type { AgentRunResult } from "../agent/agent-types.js";
 import type { AgentEvents } from "../agent/events.js";
+import type { TokenUsage } from "../model/model-client.js";
+import { formatUsd } from "../model/pricing.js";
 import type { ExecResult } from "../sandbox/sandbox.js";
 import type { ToolCall, ToolResult } from "../tools/tool.js";
 import { sanitizeForTerminal } from "./sanitize.js";
@@ -18,6 +20,8 @@ export interface TerminalRendererOptions {
   color: boolean;
   /** Output lines shown per command. Default 8. */
   previewLines?: number;
+  /** Prices the run's tokens in USD for the summary; omitted when the model's prices are unknown. */
+  costOf?: (usage: TokenUsage) => number;
 }
 
 const MAX_LINE_CHARS = 240;
@@ -53,7 +57,7 @@ export function createTerminalRenderer(options: TerminalRendererOptions): AgentE
       line(statusLine(result, result.exec, style));
     },
     onNotice: (text) => line(style.warn(`! ${sanitizeForTerminal(text)}`)),
-    onRunEnd: (result) => line(summary(result, style)),
+    onRunEnd: (result) => line(summary(result, style, options.costOf)),
   };
 }
 
@@ -93,14 +97,15 @@ function statusLine(result: ToolResult, exec: ExecResult, style: Style): string 
   return result.isError ? style.error(`✗ ${text}`) : style.ok(`✓ ${text}`);
 }
 
-function summary(result: AgentRunResult, style: Style): string {
+function summary(result: AgentRunResult, style: Style, costOf?: (usage: TokenUsage) => number): string {
   const { usage } = result;
   const n = (value: number) => value.toLocaleString("en-US");
   const tokens = `tokens: ${n(usage.inputTokens)} input, ${n(usage.cacheReadInputTokens)} cache read, ${n(usage.cacheCreationInputTokens)} cache write, ${n(usage.outputTokens)} output`;
   const turns = `${result.turns} ${result.turns === 1 ? "turn" : "turns"}`;
   const color =
     result.status === "submitted" ? style.ok : result.status === "error" ? style.error : style.warn;
-  const lines = [`${color(style.bold(result.status))} · ${turns} · ${tokens}`];
+  const cost = costOf === undefined ? "" : ` · cost ≈ ${formatUsd(costOf(usage))}`;
+  const lines = [`${color(style.bold(result.status))} · ${turns} · ${tokens}${cost}`];
   if (result.error !== undefined)
     lines.push(style.error(`Error: ${sanitizeForTerminal(result.error.message)}`));
   return lines.join("\n");

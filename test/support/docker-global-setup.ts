@@ -3,12 +3,15 @@
  * single test pays (or times out on) the build.
  */
 import { execFileSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { listHarnessContainers, removeHarnessContainers } from "../../src/sandbox/container-registry.js";
 import { connectDocker } from "../../src/sandbox/docker-client.js";
 import { ensureSandboxImage } from "../../src/sandbox/image.js";
 import { dockerAvailable, dockerRequired } from "./docker-available.js";
 
-export default async function setup(): Promise<void> {
+export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   if (!(await dockerAvailable())) {
     if (dockerRequired())
       throw new Error("Docker is required (CI or HARNESS_REQUIRE_DOCKER) but no engine answers");
@@ -21,4 +24,12 @@ export default async function setup(): Promise<void> {
   });
   const docker = await connectDocker();
   await ensureSandboxImage(docker, (line) => process.stderr.write(`[sandbox image] ${line}\n`));
+  // Teardown: tests make a workspace (and so a container) per case; remove every one of them.
+  return async () => {
+    const prefix = join(tmpdir(), "harness-");
+    const mine = (await listHarnessContainers(docker)).filter((c) =>
+      c.workspace.replace(/^copy:/, "").startsWith(prefix),
+    );
+    await removeHarnessContainers(docker, mine);
+  };
 }

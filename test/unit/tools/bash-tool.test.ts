@@ -99,7 +99,10 @@ describe("createBashTool", () => {
   it("passes signal and onOutput through, so aborting kills the command", async () => {
     const sandbox = new FakeSandbox([hang]);
     const controller = new AbortController();
-    const onOutput = () => {};
+    const seen: string[] = [];
+    const onOutput = (stream: "stdout" | "stderr", chunk: Buffer) => {
+      seen.push(`${stream}:${chunk.toString()}`);
+    };
     const running = createBashTool(sandbox, options).run(
       { command: "sleep 100" },
       { signal: controller.signal, onOutput },
@@ -107,7 +110,8 @@ describe("createBashTool", () => {
     controller.abort();
     const output = await running;
     expect(sandbox.calls[0]?.options.signal).toBe(controller.signal);
-    expect(sandbox.calls[0]?.options.onOutput).toBe(onOutput);
+    sandbox.calls[0]?.options.onOutput?.("stdout", Buffer.from("live"));
+    expect(seen).toEqual(["stdout:live"]);
     expect(output.isError).toBe(true);
     expect(output.exec?.isCanceled).toBe(true);
     expect(output.content).toContain("cancelled by the user");

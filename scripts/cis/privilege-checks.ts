@@ -1,0 +1,90 @@
+/** CIS checks about who processes run as and what they may gain. */
+import { type CisCheck, fail, isRoot, na, notHost, securityOpts, when } from "./cis-types.js";
+
+export const PRIVILEGE_CHECKS: CisCheck[] = [
+  {
+    id: "4.1",
+    title: "a non-root user for the container (section 4; the sandbox's first rule)",
+    run: ({ container: c }) =>
+      when(c.Config.User !== "" && !isRoot(c.Config.User), `User ${c.Config.User}`, "runs as root"),
+  },
+  {
+    id: "5.1",
+    title: "AppArmor profile, if applicable",
+    run: ({ container: c, engineSecurityOptions: e }) =>
+      !e.some((o) => o.includes("apparmor"))
+        ? na("the engine has no AppArmor")
+        : when(!["", "unconfined"].includes(c.AppArmorProfile), `profile ${c.AppArmorProfile}`, "unconfined"),
+  },
+  {
+    id: "5.2",
+    title: "SELinux security options, if applicable",
+    run: ({ container: c, engineSecurityOptions: e }) =>
+      !e.some((o) => o.includes("selinux"))
+        ? na("the engine has no SELinux")
+        : when(c.ProcessLabel !== "", `label ${c.ProcessLabel}`, "no SELinux label"),
+  },
+  {
+    id: "5.3",
+    title: "Linux kernel capabilities restricted",
+    run: ({ container: c }) => {
+      const add = (c.HostConfig.CapAdd as string[] | null) ?? [];
+      const drop = (c.HostConfig.CapDrop as string[] | null) ?? [];
+      return when(
+        add.length === 0,
+        `CapDrop ${drop.join(",") || "none"}, CapAdd none`,
+        `CapAdd ${add.join(",")}`,
+      );
+    },
+  },
+  {
+    id: "5.4",
+    title: "privileged containers not used",
+    run: ({ container: c }) => when(!c.HostConfig.Privileged, "Privileged false", "Privileged true"),
+  },
+  {
+    id: "5.21",
+    title: "default seccomp profile not disabled",
+    run: ({ container: c, engineSecurityOptions: e }) => {
+      if (securityOpts(c).some((o) => /^seccomp[:=]unconfined$/.test(o))) return fail("seccomp=unconfined");
+      const engine = e.find((o) => o.includes("seccomp"));
+      return when(engine !== undefined, `engine: ${engine}`, "the engine has no seccomp support");
+    },
+  },
+  {
+    id: "5.22",
+    title: "docker exec not used with --privileged",
+    run: ({ execs }) =>
+      execs.length === 0
+        ? na("no exec was running to inspect")
+        : when(
+            !execs.some((x) => x.privileged),
+            `${execs.length} exec(s), none privileged`,
+            "a privileged exec",
+          ),
+  },
+  {
+    id: "5.23",
+    title: "docker exec not used with --user=root",
+    run: ({ execs, container: c }) => {
+      if (execs.length === 0) return na("no exec was running to inspect");
+      const users = [...new Set(execs.map((x) => x.user || c.Config.User))];
+      return when(!users.some(isRoot), `exec users: ${users.join(",")}`, `exec users: ${users.join(",")}`);
+    },
+  },
+  {
+    id: "5.25",
+    title: "container restricted from acquiring additional privileges",
+    run: ({ container: c }) =>
+      when(
+        securityOpts(c).some((o) => /^no-new-privileges([:=]true)?$/.test(o)),
+        "no-new-privileges",
+        "no-new-privileges not set",
+      ),
+  },
+  {
+    id: "5.30",
+    title: "host user namespace not shared",
+    run: ({ container: c }) => notHost("UsernsMode", c.HostConfig.UsernsMode),
+  },
+];

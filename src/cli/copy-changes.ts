@@ -1,0 +1,69 @@
+/**
+ * The end of a copy-mode run, exec or shell: show on stderr what the sandbox changed in its copy of
+ * the workspace, then write it to the host only on `--apply` or a "y" typed at a terminal.
+ */
+import { createInterface } from "node:readline/promises";
+import type { DockerSandbox } from "../sandbox/docker-sandbox.js";
+import { displayPath } from "../sandbox/tree-diff.js";
+import { sanitizeForTerminal } from "../terminal/sanitize.js";
+
+export interface ReviewIo {
+  stdin: NodeJS.ReadStream;
+  stderr: NodeJS.WritableStream;
+}
+
+/** What happened to the changes, for the caller's exit code and for tests. */
+export type ReviewOutcome = "no-sandbox-changes" | "applied" | "not-applied" | "bind-mode";
+
+async function confirm(io: ReviewIo, question: string): Promise<boolean> {
+  const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: true });
+  // Ctrl-C or Ctrl-D at the question is a "no" (without a listener readline would only pause).
+  rl.on("SIGINT", () => rl.close());
+  try {
+    const answer = await rl.question(question).catch(() => "");
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/**
+ * `apply`: true for `--apply`, false for `--no-apply`, undefined to ask when stdin is a terminal
+ * (and otherwise leave the host untouched). Does nothing in bind mode.
+ */
+export async function reviewCopyChanges(
+  sandbox: DockerSandbox,
+  apply: boolean | undefined,
+  io: ReviewIo = { stdin: process.stdin, stderr: process.stderr },
+): Promise<ReviewOutcome> {
+  if (sandbox.isolation !== "copy") return "bind-mode";
+  // Paths and file contents come from the sandbox: never raw to the terminal.
+  const write = (text: string) => io.stderr.write(sanitizeForTerminal(text));
+  const root = sandbox.resolvedSettings.workspace;
+  const changes = await sandbox.exportChanges();
+  for (const s of changes.skipped)
+    write(`harness: not copied, not compared: ${displayPath(s.path)} (${s.reason})\n`);
+  for (const name of changes.unsafeNames)
+    write(`harness: ignored unsafe name in the sandbox: ${displayPath(name)}\n`);
+  if (changes.changes.length === 0) {
+    write("harness: copy mode: the sandbox changed nothing in the workspace\n");
+    return "no-sandbox-changes";
+  }
+  write(`harness: copy mode: the sandbox's changes to ${root}:\n${changes.summary}`);
+  if (changes.diff !== "") write(`\n${changes.diff}\n`);
+  const decided =
+    apply ?? (io.stdin.isTTY ? await confirm(io, `Apply these changes to ${root}? [y/N] `) : undefined);
+  if (!decided) {
+    const why =
+      apply === false ? "--no-apply" : io.stdin.isTTY ? "not confirmed" : "pass --apply to apply them";
+    write(`harness: changes not applied (${why}); the sandbox's copy is discarded\n`);
+    return "not-applied";
+  }
+  const result = await sandbox.applyChanges(changes);
+  write(
+    `harness: applied to ${root}: ${result.written.length} written, ${result.deleted.length} deleted, ${result.refused.length} refused\n`,
+  );
+  for (const r of result.refused) write(`harness: refused ${displayPath(r.path)}: ${r.reason}\n`);
+  for (const n of result.notes) write(`harness: note ${displayPath(n.path)}: ${n.reason}\n`);
+  return "applied";
+}

@@ -1,0 +1,106 @@
+/**
+ * `harness replay TRANSCRIPT`: re-runs a transcript's recorded bash calls in a fresh, throwaway
+ * sandbox, without a model, and reports whether each reproduced. Exit 0 when all did, 5 when one
+ * diverged, 2 when the transcript cannot be read.
+ */
+import { chown, mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../config.js";
+import { formatCall, formatSummary, reportToJson } from "../replay/format-report.js";
+import { readTranscript } from "../replay/read-transcript.js";
+import { type ReplayReport, replayCalls } from "../replay/replay.js";
+import { listHarnessContainers, removeHarnessContainers } from "../sandbox/container-registry.js";
+import { connectDocker } from "../sandbox/docker-client.js";
+import { EXIT } from "./exit-codes.js";
+import { openSandbox } from "./sandbox-from-config.js";
+
+/** `replay`'s flags besides the sandbox ones. */
+export interface ReplayFlags extends CliFlags {
+  /** Compare exit codes only. */
+  ignoreOutput?: boolean;
+  /** Keep the temporary workspace (when no --workspace was given). */
+  keep?: boolean;
+  /** "text" (default) or "json". */
+  outputFormat?: string;
+}
+
+/** Owner of a temporary workspace when harness runs as root: it refuses root-owned workspaces. */
+const DEFAULT_OWNER = { uid: 1000, gid: 1000 };
+
+export async function replayCommand(path: string, flags: ReplayFlags, signal: AbortSignal): Promise<number> {
+  const transcript = await readTranscript(path);
+  // Flags are checked before anything is created.
+  const checked = loadSandboxConfig(process.env, { ...flags, workspace: flags.workspace ?? "." });
+  const temporary = flags.workspace === undefined;
+  const workspace = temporary ? await makeTemporaryWorkspace(checked.user) : checked.workspace;
+  const json = flags.outputFormat === "json";
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const ran = transcript.calls.filter((call) => call.kind === "ran").length;
+  process.stderr.write(
+    `harness: replaying ${ran} of ${transcript.calls.length} tool calls from ${path} in ${workspace}\n`,
+  );
+  let report: ReplayReport;
+  try {
+    report = await replayIn({ ...checked, workspace }, temporary, async (sandbox) =>
+      replayCalls(transcript.calls, sandbox, {
+        timeoutMs: checked.timeoutMs,
+        signal,
+        ignoreOutput: flags.ignoreOutput === true,
+        ...(json ? {} : { onCall: (call) => formatCall(call).forEach(out) }),
+      }),
+    );
+  } finally {
+    if (temporary && !flags.keep) await rm(workspace, { recursive: true, force: true });
+  }
+  const kept = !temporary || flags.keep === true;
+  if (json) {
+    const context = {
+      transcript: path,
+      workspace,
+      workspaceKept: kept,
+      ignoreOutput: flags.ignoreOutput === true,
+    };
+    out(JSON.stringify(reportToJson(report, context)));
+  } else {
+    out(formatSummary(report));
+    out(`workspace: ${workspace}${kept ? "" : " (temporary, removed; --keep keeps it)"}`);
+  }
+  if (report.interrupted) return EXIT.interrupted;
+  return report.reproduced ? EXIT.ok : EXIT.diverged;
+}
+
+/** Runs `work` in a new sandbox for `config.workspace` that is removed afterwards. */
+async function replayIn<T>(
+  config: SandboxConfig,
+  temporary: boolean,
+  work: (sandbox: Awaited<ReturnType<typeof openSandbox>>) => Promise<T>,
+): Promise<T> {
+  if (!temporary) await removeExistingContainers(config.workspace);
+  await using sandbox = await openSandbox(config, { removeOnStop: true });
+  // Awaited here: a bare `return work(…)` would dispose of (remove) the sandbox while it still runs.
+  return await work(sandbox);
+}
+
+/**
+ * A workspace's container is long-lived and would be reused, with whatever earlier runs left in its
+ * /tmp and home; a replay must start from a new one. The next `harness run` recreates it.
+ */
+async function removeExistingContainers(workspace: string): Promise<void> {
+  const resolved = await realpath(workspace).catch(() => undefined);
+  if (resolved === undefined) return; // opening the sandbox reports the missing workspace
+  const docker = await connectDocker();
+  const removed = await removeHarnessContainers(docker, await listHarnessContainers(docker, resolved));
+  for (const c of removed)
+    process.stderr.write(`harness: removed the workspace's container ${c.id} so the replay starts fresh\n`);
+}
+
+async function makeTemporaryWorkspace(user: string | undefined): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "harness-replay-"));
+  if (process.getuid?.() === 0) {
+    // The sandbox runs as the workspace owner unless --user says otherwise: make them the same.
+    const [uid = DEFAULT_OWNER.uid, gid = DEFAULT_OWNER.gid] = user?.split(":").map(Number) ?? [];
+    await chown(dir, uid, gid);
+  }
+  return dir;
+}

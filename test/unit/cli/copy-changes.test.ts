@@ -1,0 +1,88 @@
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { reviewCopyChanges } from "../../../src/cli/copy-changes.js";
+import type { ApplyResult, WorkspaceChanges } from "../../../src/sandbox/copy-workspace.js";
+import type { DockerSandbox } from "../../../src/sandbox/docker-sandbox.js";
+
+const CHANGES: WorkspaceChanges = {
+  changes: [{ kind: "A", path: "a.txt", differs: [], after: { type: "file", mode: 0o644, size: 2 } }],
+  counts: { added: 1, modified: 0, deleted: 0 },
+  summary: "A a.txt\n1 change: 1 added, 0 modified, 0 deleted\n",
+  diff: "--- /dev/null\n+++ b/a.txt\n@@ -0,0 +1 @@\n+\u001b]0;pwned\u0007hi\n",
+  skipped: [],
+  unsafeNames: [],
+  conflicts: [],
+};
+
+function fakeSandbox(isolation: "bind" | "copy" = "copy") {
+  const applied: WorkspaceChanges[] = [];
+  const result: ApplyResult = {
+    written: [],
+    deleted: [],
+    refused: [{ path: "evil", reason: "symlink to an absolute path (/etc/passwd)" }],
+    notes: [],
+  };
+  const sandbox = {
+    isolation,
+    resolvedSettings: { workspace: "/proj" },
+    exportChanges: async () => CHANGES,
+    applyChanges: async (c: WorkspaceChanges) => {
+      applied.push(c);
+      return result;
+    },
+  } as unknown as DockerSandbox;
+  return { sandbox, applied };
+}
+
+function io(tty: boolean, typed = "") {
+  const stdin = Object.assign(new PassThrough(), { isTTY: tty }) as unknown as NodeJS.ReadStream;
+  const stderr = new PassThrough();
+  let text = "";
+  stderr.on("data", (chunk: Buffer) => {
+    text += chunk.toString();
+  });
+  if (typed) setTimeout(() => (stdin as unknown as PassThrough).write(typed), 10);
+  return { io: { stdin, stderr }, text: () => text };
+}
+
+describe("reviewCopyChanges", () => {
+  it("does nothing in bind mode", async () => {
+    const { sandbox } = fakeSandbox("bind");
+    expect(await reviewCopyChanges(sandbox, true, io(false).io)).toBe("bind-mode");
+  });
+
+  it("shows the summary and a sanitized diff, and applies nothing when stdin is not a terminal", async () => {
+    const { sandbox, applied } = fakeSandbox();
+    const out = io(false);
+    expect(await reviewCopyChanges(sandbox, undefined, out.io)).toBe("not-applied");
+    expect(applied).toEqual([]);
+    expect(out.text()).toContain("A a.txt\n1 change: 1 added");
+    expect(out.text()).toContain("+hi\n");
+    expect(out.text()).not.toContain("\u001b");
+    expect(out.text()).toContain("pass --apply to apply them");
+  });
+
+  it("applies with --apply and reports refusals by name", async () => {
+    const { sandbox, applied } = fakeSandbox();
+    const out = io(false);
+    expect(await reviewCopyChanges(sandbox, true, out.io)).toBe("applied");
+    expect(applied).toEqual([CHANGES]);
+    expect(out.text()).toContain("harness: refused evil: symlink to an absolute path (/etc/passwd)\n");
+  });
+
+  it("never applies with --no-apply, even on a terminal", async () => {
+    const { sandbox, applied } = fakeSandbox();
+    expect(await reviewCopyChanges(sandbox, false, io(true, "y\n").io)).toBe("not-applied");
+    expect(applied).toEqual([]);
+  });
+
+  it("asks on a terminal: y applies, anything else does not", async () => {
+    const yes = fakeSandbox();
+    const asked = io(true, "y\n");
+    expect(await reviewCopyChanges(yes.sandbox, undefined, asked.io)).toBe("applied");
+    expect(asked.text()).toContain("Apply these changes to /proj? [y/N] ");
+    const no = fakeSandbox();
+    expect(await reviewCopyChanges(no.sandbox, undefined, io(true, "\n").io)).toBe("not-applied");
+    expect(no.applied).toEqual([]);
+  });
+});

@@ -17,7 +17,7 @@ function sandboxOptions(command: Command): Command {
   return command
     .option("-w, --workspace <dir>", "project directory to mount in the sandbox (default: current directory)")
     .option("--image <name>", "use this existing image instead of building harness's sandbox image")
-    .option("--network <mode>", "sandbox network: none, bridge or a network name", "none")
+    .option("--network <mode>", "sandbox network: none (default), bridge or a network name")
     .option(
       "--user <uid[:gid]>",
       "run sandbox commands as this user (default: the workspace owner; never root)",

@@ -14,6 +14,8 @@ export interface SystemPromptOptions {
   maxTimeoutSeconds?: number;
   /** Characters of command output the model sees at most (head and tail kept). Default 30,000. */
   outputLimitChars?: number;
+  /** Workspace paths mounted read-only (git config and hooks, .env, …), for the model to know. */
+  readOnlyPaths?: readonly string[];
   /** The `read_output` tool is available for cut output. */
   savedOutput?: boolean;
   /** Project-specific instructions appended at the end. */
@@ -43,6 +45,11 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     "- stdin is closed and there is no terminal: interactive programs (editors, pagers, prompts, REPLs) fail or hang. Use non-interactive flags (-y, --yes, --no-pager, git --no-edit).",
     "- Anything that does not exit (a server, a watcher) must run in the background with its output redirected to a file, e.g. `nohup npm start > /tmp/server.log 2>&1 &`; then check it with curl or by reading the log.",
     `- Output is capped at about ${outputLimit} characters per command (the head and the tail are kept). Redirect big output to a file and search it with grep, head or tail.`,
+    ...(options.readOnlyPaths && options.readOnlyPaths.length > 0
+      ? [
+          `- These project paths are read-only for you: ${options.readOnlyPaths.join(", ")}. Commands that write them fail (e.g. \`git config\`, installing git hooks); use \`git -c key=value\` for one-off git settings.`,
+        ]
+      : []),
     ...(options.savedOutput
       ? [
           "- When output was cut, the whole output is saved under an id named in the result: page through it with the `read_output` tool (line ranges or grep).",

@@ -44,7 +44,11 @@ export async function replayCommand(path: string, flags: ReplayFlags, signal: Ab
   try {
     report = await replayIn({ ...checked, workspace }, temporary, async (sandbox) =>
       replayCalls(transcript.calls, sandbox, {
-        timeoutMs: checked.timeoutMs,
+        // The recording's own default timeout, unless --timeout says otherwise.
+        timeoutMs:
+          flags.timeout === undefined
+            ? (transcript.commandTimeoutMs ?? checked.timeoutMs)
+            : checked.timeoutMs,
         signal,
         ignoreOutput: flags.ignoreOutput === true,
         ...(json ? {} : { onCall: (call) => formatCall(call).forEach(out) }),

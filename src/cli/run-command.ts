@@ -17,6 +17,7 @@ import { OutputStore } from "../tools/output-store.js";
 import { createReadOutputTool } from "../tools/read-output-tool.js";
 import { createTranscript } from "../transcript/transcript.js";
 import { reviewCopyChanges } from "./copy-changes.js";
+import { watchEnvFile } from "./env-file-watch.js";
 import { EXIT } from "./exit-codes.js";
 import type { Interrupts } from "./interrupts.js";
 import { exitCodeForError } from "./report-error.js";
@@ -60,8 +61,13 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
     network: sandboxConfig.network,
     timeoutSeconds: Math.round(sandboxConfig.timeoutMs / 1000),
     savedOutput: true,
+    readOnlyPaths: (sandbox.resolvedSettings.protectedMounts ?? [])
+      .filter((m) => m.readOnly)
+      .map((m) => m.path),
   });
-  const transcript = createTranscript(transcriptPath);
+  const transcript = createTranscript(transcriptPath, {
+    runStart: { commandTimeoutMs: sandboxConfig.timeoutMs },
+  });
   // Whole outputs of cut commands live beside the transcript, outside the workspace.
   const outputStore = new OutputStore({ dir: `${transcript.path.replace(/\.jsonl$/, "")}.outputs` });
   const tools = [
@@ -69,6 +75,7 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
     createReadOutputTool(outputStore),
   ];
   const { containerId, resolvedSettings: settings } = sandbox;
+  const envFileChanged = settings.isolation === "copy" ? () => undefined : watchEnvFile(settings.workspace);
   const renderer = output.listener({ settings, containerId, timeoutMs: sandboxConfig.timeoutMs });
   const runOnce = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
     const signal = interrupts.begin();
@@ -101,6 +108,8 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
     code = await promptLoop(runOnce, interrupts);
   }
   process.stderr.write(`harness: transcript: ${transcript.path}\n`);
+  const envWarning = envFileChanged();
+  if (envWarning) process.stderr.write(`harness: ${envWarning}\n`);
   // Copy mode: the run's changes are shown, and applied only when asked, before the sandbox goes.
   await reviewCopyChanges(sandbox, flags.apply);
   return code;

@@ -55,6 +55,8 @@ export interface ParsedTranscript {
   task: string;
   /** Every tool call, in the order they were made. */
   calls: RecordedCall[];
+  /** The recording's default per-command timeout, when the transcript says. */
+  commandTimeoutMs?: number;
 }
 
 /** A transcript that cannot be read or is not one; the CLI exits with the usage code (2). */
@@ -85,6 +87,7 @@ export function parseTranscript(text: string): ParsedTranscript {
   const calls: RecordedCall[] = [];
   const open = new Map<string, CallBase>();
   let task: string | undefined;
+  let commandTimeoutMs: number | undefined;
   const lines = text.split("\n");
   lines.forEach((raw, index) => {
     const line = index + 1;
@@ -94,6 +97,8 @@ export function parseTranscript(text: string): ParsedTranscript {
       if (row["type"] !== "run_start")
         fail(line, `expected a run_start record first (is this a harness transcript?)`);
       task = typeof row["task"] === "string" ? row["task"] : "";
+      const timeout = row["commandTimeoutMs"];
+      if (typeof timeout === "number" && timeout > 0) commandTimeoutMs = timeout;
     }
     if (row["type"] === "tool_call") {
       const call = toolCall(row, line, calls.length + open.size + 1);
@@ -113,7 +118,7 @@ export function parseTranscript(text: string): ParsedTranscript {
   for (const call of open.values())
     calls.push({ ...call, kind: "skipped", reason: "no result was recorded (the recording ended here)" });
   calls.sort((a, b) => a.n - b.n);
-  return { task, calls };
+  return commandTimeoutMs === undefined ? { task, calls } : { task, calls, commandTimeoutMs };
 }
 
 function parseRow(raw: string, line: number): Row {

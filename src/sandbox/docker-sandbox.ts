@@ -348,10 +348,11 @@ export class DockerSandbox implements Sandbox {
 /**
  * True when the wrapper died before starting the command, so running it again cannot repeat any of
  * its effects: runc failed to exec (exit 126, e.g. no pids left), or the wrapper's own fork failed
- * (dash prints "sh: N: Cannot fork" and exits 2; the wrapper forks only before the command).
+ * (dash prints "harness-exec: N: Cannot fork", naming the wrapper's $0, and exits 2; the wrapper
+ * forks only before the command).
  */
 function neverStarted(o: ExecOutcome): boolean {
   const output = `${o.stdout.toString()}\n${o.stderr.toString()}`;
   if (o.exitCode === 126 && /OCI runtime exec failed/.test(output)) return true;
-  return o.exitCode === 2 && /^(\/bin\/)?sh: \d+: Cannot fork$/m.test(o.stderr.toString());
+  return o.exitCode === 2 && /^harness-exec: \d+: Cannot fork$/m.test(o.stderr.toString());
 }

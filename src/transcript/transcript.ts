@@ -29,6 +29,8 @@ export interface Transcript extends Required<Omit<AgentEvents, "onText">> {
 export interface TranscriptOptions {
   /** Clock, for tests. */
   now?: () => Date;
+  /** More facts for the run_start record, e.g. the per-command timeout (replay uses it). */
+  runStart?: Record<string, unknown>;
 }
 
 export function createTranscript(path: string, options: TranscriptOptions = {}): Transcript {
@@ -52,7 +54,7 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
   return {
     path,
     write,
-    onRunStart: (info) => write("run_start", { ...info }),
+    onRunStart: (info) => write("run_start", { ...info, ...options.runStart }),
     onUserMessage: (text) => write("user", { text }),
     onAssistantTurn: (response) =>
       write("assistant", {

@@ -32,6 +32,21 @@ describe("buildSystemPrompt", () => {
     expect(prompt).toMatch(/summarise/);
   });
 
+  it("names the read-only project paths and the read_output tool only when they apply", () => {
+    const plain = buildSystemPrompt({ workdir: "/workspace", network: "none", timeoutSeconds: 120 });
+    expect(plain).not.toMatch(/read-only for you|read_output/);
+    const full = buildSystemPrompt({
+      workdir: "/workspace",
+      network: "none",
+      timeoutSeconds: 120,
+      readOnlyPaths: [".git/config", ".git/hooks"],
+      savedOutput: true,
+    });
+    expect(full).toContain("These project paths are read-only for you: .git/config, .git/hooks.");
+    expect(full).toContain("git -c key=value");
+    expect(full).toContain("`read_output` tool");
+  });
+
   it("names an enabled network mode", () => {
     const open = buildSystemPrompt({ workdir: "/w", network: "bridge", timeoutSeconds: 30 });
     expect(open).toContain('Network access is enabled (network mode "bridge").');

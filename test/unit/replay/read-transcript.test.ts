@@ -97,6 +97,21 @@ describe("readTranscript", () => {
     expect(refusal(jsonl(START, "", "{oops"))).toMatch(/^line 3: not valid JSON/);
   });
 
+  it("reads the recording's default command timeout from run_start, when it was written", () => {
+    const withTimeout = JSON.stringify({ type: "run_start", task: "Do it.", commandTimeoutMs: 5000 });
+    expect(parseTranscript(jsonl(withTimeout)).commandTimeoutMs).toBe(5000);
+    expect(parseTranscript(jsonl(START)).commandTimeoutMs).toBeUndefined();
+    const path = join(dir, "t.jsonl");
+    const transcript = createTranscript(path, { runStart: { commandTimeoutMs: 7000 } });
+    transcript.onRunStart({
+      task: "t",
+      system: "s",
+      tools: ["bash"],
+      limits: { maxTurns: 1, maxTokens: 10 },
+    });
+    return readTranscript(path).then((parsed) => expect(parsed.commandTimeoutMs).toBe(7000));
+  });
+
   it("refuses malformed records with the line number", () => {
     expect(refusal(jsonl(START, "[1, 2]"))).toBe("line 2: a record must be a JSON object");
     expect(refusal(jsonl(START, '{"id": "x"}'))).toBe('line 2: a record needs a string "type"');

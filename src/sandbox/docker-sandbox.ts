@@ -8,12 +8,7 @@ import type Docker from "dockerode";
 import { SandboxError } from "../errors.js";
 import { protectedPathRefusal } from "./apply-policy.js";
 import { acquireContainer, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
-import {
-  configHash,
-  containerCreateOptions,
-  DEFAULT_LIMITS,
-  type SandboxSettings,
-} from "./container-spec.js";
+import { configHash, containerCreateOptions, type SandboxSettings } from "./container-spec.js";
 import {
   type ApplyResult,
   applyCopyChanges,
@@ -25,56 +20,20 @@ import {
 } from "./copy-workspace.js";
 import { connectDocker } from "./docker-client.js";
 import { type ExecOutcome, runDockerExec, runSimpleExec } from "./docker-exec.js";
+import { type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
+import { neverStarted, toExecResult } from "./exec-outcome.js";
 import { HEALTH_SCRIPT } from "./exec-scripts.js";
 import { ensureSandboxImage } from "./image.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import { createLabels } from "./labels.js";
-import { type ProtectOptions, planProtectedMounts, verifyProtectedMounts } from "./protected-paths.js";
+import { planProtectedMounts, verifyProtectedMounts } from "./protected-paths.js";
 import type { ExecOptions, ExecResult, Sandbox } from "./sandbox.js";
 import { resolveWorkspace } from "./workspace.js";
 import { DEFAULT_COPY_LIMIT_BYTES, planWorkspaceCopy, type WorkspaceCopyPlan } from "./workspace-archive.js";
 
 const log = createDebug("harness:docker");
 
-export interface DockerSandboxOptions {
-  /** Host directory to mount; must exist. */
-  workspace: string;
-  /** Use this existing image instead of building harness's own (it only needs /bin/sh). */
-  image?: string | undefined;
-  /** "uid:gid"; default: the workspace owner's. Root (0) is refused. */
-  user?: string | undefined;
-  network?: string | undefined;
-  memoryBytes?: number | undefined;
-  cpus?: number | undefined;
-  pidsLimit?: number | undefined;
-  tmpSizeMiB?: number | undefined;
-  homeSizeMiB?: number | undefined;
-  runtime?: string | undefined;
-  /** Read-only mounts of `.git/config`, `.git/hooks`, `.envrc`… over the workspace (protected-paths.ts). */
-  protect?: ProtectOptions | undefined;
-  /** Container path of the workspace. Default /workspace. */
-  workdir?: string | undefined;
-  /** Per-command timeout when the call gives none. Default 120 s. */
-  defaultTimeoutMs?: number | undefined;
-  /** Bytes of stdout and of stderr kept from the start and from the end of each command's output. */
-  outputHeadBytes?: number | undefined;
-  outputTailBytes?: number | undefined;
-  /** Seconds between TERM and KILL when a command is killed. Default 2. */
-  killGraceSeconds?: number | undefined;
-  /** Remove the container on stop (throwaway sandboxes) instead of leaving it for the next run. */
-  removeOnStop?: boolean | undefined;
-  /**
-   * "bind" (default): the workspace is mounted. "copy": it is copied into a throwaway container
-   * (always removed on stop) and changes come back only through `exportChanges`/`applyChanges`.
-   */
-  isolation?: "bind" | "copy" | undefined;
-  /** Copy mode: most bytes of file content copied in, and back out. Default 1 GiB. */
-  copyLimitBytes?: number | undefined;
-  /** Image build progress and lifecycle messages, for the user (not the model). */
-  onProgress?: ((line: string) => void) | undefined;
-  /** An engine client; default: DOCKER_HOST or the local socket. */
-  docker?: Docker | undefined;
-}
+export type { DockerSandboxOptions };
 
 export class DockerSandbox implements Sandbox {
   readonly workdir: string;
@@ -82,7 +41,6 @@ export class DockerSandbox implements Sandbox {
   private fresh = true;
   /** Where the next command starts (the last one's final cwd). */
   private cwd: string;
-  private pendingNotices: string[] = [];
 
   private constructor(
     private readonly docker: Docker,
@@ -132,18 +90,10 @@ export class DockerSandbox implements Sandbox {
           cause: error,
         });
       });
-    const settings: SandboxSettings = {
+    const settings = resolveSettings(options, {
       image,
       workspace,
-      workdir: options.workdir ?? "/workspace",
       user,
-      network: options.network ?? "none",
-      memoryBytes: options.memoryBytes ?? DEFAULT_LIMITS.memoryBytes,
-      cpus: options.cpus ?? DEFAULT_LIMITS.cpus,
-      pidsLimit: options.pidsLimit ?? DEFAULT_LIMITS.pidsLimit,
-      tmpSizeMiB: options.tmpSizeMiB ?? DEFAULT_LIMITS.tmpSizeMiB,
-      homeSizeMiB: options.homeSizeMiB ?? DEFAULT_LIMITS.homeSizeMiB,
-      runtime: options.runtime,
       isolation: copyPlan ? "copy" : "bind",
       // Copy mode mounts nothing of the host; copy-workspace.ts refuses to apply protected paths.
       protectedMounts: copyPlan
@@ -151,7 +101,7 @@ export class DockerSandbox implements Sandbox {
         : await planProtectedMounts(workspace, owner, options.protect ?? {}, (line) =>
             options.onProgress?.(line),
           ),
-    };
+    });
     const base = containerCreateOptions(settings);
     const createOptions = {
       ...base,
@@ -185,7 +135,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
-    const notices = this.pendingNotices.splice(0);
+    const notices: string[] = [];
     let outcome = await this.runOnce(command, options);
     if (outcome === "not-started") {
       notices.push(await this.recover("the sandbox could not start the command"));
@@ -203,7 +153,12 @@ export class DockerSandbox implements Sandbox {
       const health = await this.checkHealth();
       if (health !== "ok") notices.push(await this.recover(health));
     }
-    const result = this.toResult(command, outcome, options, notices);
+    const result = toExecResult(command, outcome, {
+      timeoutMs: options.timeoutMs ?? this.options.defaultTimeoutMs ?? 120_000,
+      memoryBytes: this.settings.memoryBytes,
+      cwd: this.cwd,
+      notices,
+    });
     // After a recovery the next command starts afresh in the workspace.
     this.cwd = this.fresh ? this.workdir : (outcome.endCwd ?? this.cwd);
     return result;
@@ -231,7 +186,7 @@ export class DockerSandbox implements Sandbox {
       log("exec failed to start: %s", (error as Error).message);
       return "not-started";
     }
-    if (outcome.wrapperLost && neverStarted(outcome)) return "not-started";
+    if (neverStarted(outcome)) return "not-started";
     this.fresh = false;
     this.cwd = cwd;
     return outcome;
@@ -268,42 +223,6 @@ export class DockerSandbox implements Sandbox {
     const action = done === "gone" ? "recreated (it was gone)" : done;
     this.options.onProgress?.(`sandbox ${action}: ${why}`);
     return `${why}; the sandbox container was ${action}, so every process in it was stopped and the working directory is back to ${this.workdir}.`;
-  }
-
-  private toResult(command: string, o: ExecOutcome, options: ExecOptions, notices: string[]): ExecResult {
-    const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs ?? 120_000;
-    const oomKilled = o.oomKills > 0;
-    if (o.survivors.length > 0) {
-      notices.push(
-        `processes still running after the kill (pids ${o.survivors.join(" ")}): they left the command's session and cleared its environment tag`,
-      );
-    }
-    const shortMessage = o.timedOut
-      ? `Command timed out after ${timeoutMs} milliseconds`
-      : o.canceled
-        ? "Command was canceled"
-        : oomKilled
-          ? `Command was killed by the out-of-memory killer (memory limit ${Math.round(this.settings.memoryBytes / 1024 ** 2)} MiB)`
-          : o.exitCode === 0
-            ? ""
-            : `Command failed with exit code ${o.exitCode ?? "unknown"}`;
-    return {
-      command,
-      stdout: o.stdout.toString(),
-      stderr: o.stderr.toString(),
-      exitCode: o.exitCode,
-      failed: o.exitCode !== 0 || o.timedOut || o.canceled,
-      timedOut: o.timedOut,
-      isCanceled: o.canceled,
-      isTruncated: o.stdout.isTruncated || o.stderr.isTruncated,
-      oomKilled,
-      stdoutBytes: o.stdout.totalBytes,
-      stderrBytes: o.stderr.totalBytes,
-      durationMs: o.durationMs,
-      cwd: this.cwd,
-      shortMessage,
-      notices,
-    };
   }
 
   /** An interactive TTY shell in the workspace, as the sandbox user; resolves with its exit code. */
@@ -343,16 +262,4 @@ export class DockerSandbox implements Sandbox {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
   }
-}
-
-/**
- * True when the wrapper died before starting the command, so running it again cannot repeat any of
- * its effects: runc failed to exec (exit 126, e.g. no pids left), or the wrapper's own fork failed
- * (dash prints "harness-exec: N: Cannot fork", naming the wrapper's $0, and exits 2; the wrapper
- * forks only before the command).
- */
-function neverStarted(o: ExecOutcome): boolean {
-  const output = `${o.stdout.toString()}\n${o.stderr.toString()}`;
-  if (o.exitCode === 126 && /OCI runtime exec failed/.test(output)) return true;
-  return o.exitCode === 2 && /^harness-exec: \d+: Cannot fork$/m.test(o.stderr.toString());
 }

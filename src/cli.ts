@@ -24,6 +24,8 @@ function sandboxOptions(command: Command): Command {
     )
     .option("--runtime <name>", "OCI runtime for the sandbox, e.g. runsc (gVisor) where installed")
     .option("--memory <size>", "sandbox memory limit, e.g. 2g")
+    .option("--tmp-size <size>", "size of the sandbox's /tmp (tmpfs, counts against memory), e.g. 512m")
+    .option("--home-size <size>", "size of the sandbox's home directory (tmpfs), e.g. 256m")
     .option("--cpus <n>", "sandbox CPU limit in cores")
     .option("--pids <n>", "sandbox process limit")
     .option(

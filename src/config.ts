@@ -20,6 +20,8 @@ export interface CliFlags {
   user?: string;
   runtime?: string;
   memory?: string;
+  tmpSize?: string;
+  homeSize?: string;
   cpus?: string;
   pids?: string;
   blocklist?: boolean;
@@ -49,6 +51,10 @@ export interface SandboxConfig {
   user: string | undefined;
   runtime: string | undefined;
   memoryBytes: number | undefined;
+  /** Size of the /tmp tmpfs, MiB. */
+  tmpSizeMiB: number | undefined;
+  /** Size of the home directory tmpfs, MiB. */
+  homeSizeMiB: number | undefined;
   cpus: number | undefined;
   pidsLimit: number | undefined;
   /**
@@ -101,13 +107,9 @@ function positiveNumber(name: string, value: string | undefined, integer = true)
   return n;
 }
 
-/** "2g", "512m", "1024k" or plain bytes. */
+/** "2g", "512m", "1024k" or plain bytes, for --memory. */
 export function parseMemory(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const match = /^(\d+(?:\.\d+)?)([kmg]?)b?$/i.exec(value.trim());
-  if (!match) throw new ConfigError(`--memory must look like 512m or 2g, got '${value}'`);
-  const scale = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[(match[2] ?? "").toLowerCase()] ?? 1;
-  return Math.round(Number(match[1]) * scale);
+  return parseByteSize("--memory", value);
 }
 
 /** "2g", "500m", "1GiB", "4096" (bytes); for a size flag named `flag`. */
@@ -120,6 +122,10 @@ export function parseByteSize(flag: string, value: string | undefined): number |
   const bytes = Math.round(Number(match?.[1]) * (scale ?? 1));
   if (!match || !(bytes > 0)) throw new ConfigError(`${flag} must look like 500m or 2g, got '${value}'`);
   return bytes;
+}
+
+function mebibytes(bytes: number | undefined): number | undefined {
+  return bytes === undefined ? undefined : Math.max(1, Math.ceil(bytes / 1024 ** 2));
 }
 
 export function loadSandboxConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readonly<SandboxConfig> {
@@ -136,6 +142,8 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Read
     user: user?.includes(":") ? user : user ? `${user}:${user}` : undefined,
     runtime: flags.runtime ?? env["HARNESS_RUNTIME"] ?? undefined,
     memoryBytes: parseMemory(flags.memory ?? env["HARNESS_MEMORY"]),
+    tmpSizeMiB: mebibytes(parseByteSize("--tmp-size", flags.tmpSize ?? env["HARNESS_TMP_SIZE"])),
+    homeSizeMiB: mebibytes(parseByteSize("--home-size", flags.homeSize ?? env["HARNESS_HOME_SIZE"])),
     cpus: positiveNumber("--cpus", flags.cpus ?? env["HARNESS_CPUS"], false),
     pidsLimit: positiveNumber("--pids", flags.pids ?? env["HARNESS_PIDS"]),
     protect: Object.freeze({

@@ -13,6 +13,8 @@ export async function openSandbox(
     user: config.user,
     runtime: config.runtime,
     memoryBytes: config.memoryBytes,
+    tmpSizeMiB: config.tmpSizeMiB,
+    homeSizeMiB: config.homeSizeMiB,
     cpus: config.cpus,
     pidsLimit: config.pidsLimit,
     protect: config.protect,

@@ -14,6 +14,25 @@ describe.skipIf(skipDocker)("sandbox commands of the CLI", () => {
     await runCli(["rm", "--workspace", ws.path]);
   });
 
+  it("takes the sandbox's limits from flags", async () => {
+    using ws = makeWorkspace();
+    const run = await runCli([
+      "exec",
+      "--workspace",
+      ws.path,
+      "--tmp-size",
+      "16m",
+      "--home-size",
+      "8m",
+      "--pids",
+      "99",
+      "--",
+      "df -m /tmp $HOME | tail -n 2 | awk '{print $2}'; cat /sys/fs/cgroup/pids/pids.max",
+    ]);
+    expect(run.stdout).toBe("16\n8\n99\n");
+    await runCli(["rm", "--workspace", ws.path]);
+  });
+
   it("exec exits 124 with one line when the command times out", async () => {
     using ws = makeWorkspace();
     const run = await runCli([

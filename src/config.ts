@@ -163,7 +163,7 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readon
   const apiKey = env["ANTHROPIC_API_KEY"]?.trim();
   if (!apiKey) {
     throw new ConfigError(
-      "ANTHROPIC_API_KEY is not set: put ANTHROPIC_API_KEY=... in a .env file in the current directory (see .env.example) or export it",
+      "ANTHROPIC_API_KEY is not set: put ANTHROPIC_API_KEY=... in a .env file in the current directory (see .env.example) or export it; to see harness work without a key, replay the example: harness replay examples/hello/transcript.jsonl",
     );
   }
   const model = (flags.model ?? env["MODEL_ID"])?.trim();

@@ -19,6 +19,7 @@ fi
 
 echo "base image $base: no registry reachable; building it from Debian's packages (debootstrap $suite)"
 if ! command -v debootstrap >/dev/null 2>&1; then
+  apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 fi
 work=$(mktemp -d /tmp/harness-base.XXXXXX)

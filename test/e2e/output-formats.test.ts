@@ -4,20 +4,13 @@
  */
 import { realpathSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { skipDocker } from "../support/docker-available.js";
-import {
-  type FakeMessagesApi,
-  startFakeMessagesApi,
-  textReply,
-  toolUseReply,
-} from "../support/fake-messages-api.js";
+import { E2E_KEY, E2E_MODEL, useFakeApi } from "../support/fake-api-fixture.js";
+import { textReply, toolUseReply } from "../support/fake-messages-api.js";
 import { runCli } from "../support/run-cli.js";
 import { makeWorkspace } from "../support/workspace.js";
 import { removesContainerOf } from "../support/workspace-container.js";
-
-const KEY = "sk-ant-e2e-test-key";
-const MODEL = "claude-sonnet-4-6";
 
 type Json = Record<string, unknown>;
 
@@ -48,19 +41,13 @@ function parseLines(stdout: string): Json[] {
 }
 
 describe.skipIf(skipDocker)("harness run --output-format", () => {
-  let api: FakeMessagesApi;
-  let env: Record<string, string>;
+  const fake = useFakeApi();
   beforeEach(async () => {
-    api = await startFakeMessagesApi({ apiKey: KEY, models: [MODEL] });
-    env = { ANTHROPIC_API_KEY: KEY, MODEL_ID: MODEL, ANTHROPIC_BASE_URL: api.url };
-    api.enqueue(
+    fake.api.enqueue(
       toolUseReply("bash", { command: "echo hello" }, "Saying hello."),
       toolUseReply("bash", { command: "exit 3" }),
       textReply("Said hello; the second command failed with 3."),
     );
-  });
-  afterEach(async () => {
-    await api.close();
   });
 
   it("json: exactly one JSON object on stdout, with the documented fields; people read stderr", async () => {
@@ -69,7 +56,7 @@ describe.skipIf(skipDocker)("harness run --output-format", () => {
     const transcript = join(ws.path, "..", `${ws.path.split("/").pop()}-out.jsonl`);
     const run = await runCli(
       ["run", "--workspace", ws.path, "--output-format", "json", "--transcript", transcript, "say hello"],
-      { env },
+      { env: fake.env },
     );
     expect(run.code).toBe(0);
     expect(parseLines(run.stdout)).toHaveLength(1);
@@ -91,7 +78,7 @@ describe.skipIf(skipDocker)("harness run --output-format", () => {
         cache_creation_input_tokens: 0,
       },
       total_cost_usd: 0.000315,
-      model: MODEL,
+      model: E2E_MODEL,
       transcript_path: transcript,
     });
     expect(result["session_id"]).toBe(result["run_id"]);
@@ -105,7 +92,7 @@ describe.skipIf(skipDocker)("harness run --output-format", () => {
     using ws = makeWorkspace();
     await using _container = removesContainerOf(ws.path);
     const run = await runCli(["run", "--workspace", ws.path, "--output-format", "stream-json", "say hello"], {
-      env,
+      env: fake.env,
     });
     expect(run.code).toBe(0);
     const lines = parseLines(run.stdout);
@@ -113,7 +100,7 @@ describe.skipIf(skipDocker)("harness run --output-format", () => {
     expect(init).toMatchObject({
       type: "system",
       subtype: "init",
-      model: MODEL,
+      model: E2E_MODEL,
       workspace: realpathSync(ws.path),
       cwd: "/workspace",
       image: expect.stringMatching(/^harness-sandbox:/),
@@ -151,7 +138,7 @@ describe.skipIf(skipDocker)("harness run --output-format", () => {
   it("text: output for people, no JSON", async () => {
     using ws = makeWorkspace();
     await using _container = removesContainerOf(ws.path);
-    const run = await runCli(["run", "--workspace", ws.path, "say hello"], { env });
+    const run = await runCli(["run", "--workspace", ws.path, "say hello"], { env: fake.env });
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("$ echo hello");
     expect(run.stdout).toMatch(/exit 3/);
@@ -164,7 +151,7 @@ describe("harness run --output-format before the run", () => {
   it("prints an error result when the sandbox cannot start, still only JSON on stdout", async () => {
     using ws = makeWorkspace();
     const run = await runCli(["run", "--workspace", ws.path, "--output-format", "stream-json", "x"], {
-      env: { ANTHROPIC_API_KEY: KEY, MODEL_ID: MODEL, DOCKER_HOST: "unix:///nonexistent.sock" },
+      env: { ANTHROPIC_API_KEY: E2E_KEY, MODEL_ID: E2E_MODEL, DOCKER_HOST: "unix:///nonexistent.sock" },
     });
     expect(run.code).toBe(1);
     const lines = parseLines(run.stdout);
@@ -186,7 +173,7 @@ describe("harness run --output-format before the run", () => {
   it("needs a task: the interactive prompt is text only", async () => {
     using ws = makeWorkspace();
     const run = await runCli(["run", "--workspace", ws.path, "--output-format", "json"], {
-      env: { ANTHROPIC_API_KEY: KEY, MODEL_ID: MODEL, HARNESS_OUTPUT_FORMAT: "text" },
+      env: { ANTHROPIC_API_KEY: E2E_KEY, MODEL_ID: E2E_MODEL, HARNESS_OUTPUT_FORMAT: "text" },
     });
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");

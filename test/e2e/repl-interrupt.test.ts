@@ -1,40 +1,27 @@
 import { spawn } from "node:child_process";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { skipDocker } from "../support/docker-available.js";
-import {
-  type FakeMessagesApi,
-  startFakeMessagesApi,
-  textReply,
-  toolUseReply,
-} from "../support/fake-messages-api.js";
+import { E2E_KEY, E2E_MODEL, useFakeApi } from "../support/fake-api-fixture.js";
+import { textReply, toolUseReply } from "../support/fake-messages-api.js";
 import { CLI_PATH, runCli } from "../support/run-cli.js";
 import { makeWorkspace } from "../support/workspace.js";
 
-const KEY = "sk-ant-e2e-test-key";
-const MODEL = "claude-test-model";
-
 /** The interactive prompt on a real terminal (script(1)), where Ctrl-C arrives as a key press. */
 describe.skipIf(skipDocker)("harness run prompt on a terminal", () => {
-  let api: FakeMessagesApi;
-  beforeEach(async () => {
-    api = await startFakeMessagesApi({ apiKey: KEY, models: [MODEL] });
-  });
-  afterEach(async () => {
-    await api.close();
-  });
+  const fake = useFakeApi();
 
   it("Ctrl-C kills the running command in the container, ends the turn, and the prompt goes on", async () => {
     using ws = makeWorkspace();
-    api.enqueue(toolUseReply("bash", { command: "sleep 600" }), textReply("Still here."));
+    fake.api.enqueue(toolUseReply("bash", { command: "sleep 600" }), textReply("Still here."));
     const child = spawn(
       "script",
       ["-qec", `${process.execPath} ${CLI_PATH} run --workspace ${ws.path}`, "/dev/null"],
       {
         env: {
           ...process.env,
-          ANTHROPIC_API_KEY: KEY,
-          MODEL_ID: MODEL,
-          ANTHROPIC_BASE_URL: api.url,
+          ANTHROPIC_API_KEY: E2E_KEY,
+          MODEL_ID: E2E_MODEL,
+          ANTHROPIC_BASE_URL: fake.api.url,
           NO_COLOR: "1",
         },
         stdio: ["pipe", "pipe", "pipe"],
@@ -68,7 +55,7 @@ describe.skipIf(skipDocker)("harness run prompt on a terminal", () => {
     await waitFor("Still here.");
     child.stdin.write("exit\r");
     expect(await closed).toBe(0);
-    const second = api.requests[1]?.body.messages ?? [];
+    const second = fake.api.requests[1]?.body.messages ?? [];
     // The cancelled call was answered, and the next prompt went out in a valid conversation.
     expect(JSON.stringify(second)).toMatch(/cancel/i);
     await runCli(["rm", "--workspace", ws.path]);

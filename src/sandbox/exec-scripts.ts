@@ -30,15 +30,16 @@ export const INIT_SCRIPT = `trap '' TERM INT HUP QUIT; while :; do sleep 2147483
  *   can signal the group.
  */
 export const WRAPPER_SCRIPT = `
-S=${STATE_DIR}; id=$1; ws=$2
+S=${STATE_DIR}; id=$1; ws=$2; cmd=$3; fresh=$4
 oom() { OOM=0; for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
   [ -r "$f" ] || continue; while read -r k n; do [ "$k" = oom_kill ] && OOM=$n; done < "$f"; return; done; }
-echo "$id $$" > "$S/current" 2>/dev/null
+read -r st < /proc/$$/stat; set -- \${st##*) }; shift 19
+echo "$id $$ $1" > "$S/current" 2>/dev/null
 oom; before=$OOM
-cwd=$ws; [ "$4" != fresh ] && [ -r "$S/cwd" ] && read -r cwd < "$S/cwd"
+cwd=$ws; [ "$fresh" != fresh ] && [ -r "$S/cwd" ] && read -r cwd < "$S/cwd"
 cd "$cwd" 2>/dev/null || cd "$ws" 2>/dev/null || cd /
 if command -v bash >/dev/null 2>&1; then sh=bash; else sh=sh; fi
-"$sh" -c 'trap "pwd > ${STATE_DIR}/cwd" EXIT; eval "$1"' bash "$3"
+"$sh" -c 'trap "pwd > ${STATE_DIR}/cwd" EXIT; eval "$1"' bash "$cmd"
 rc=$?
 oom; end=$ws; [ -r "$S/cwd" ] && read -r end < "$S/cwd"
 printf '${MARKER_LEAD}%s:%s\\n' "$id" >&2
@@ -48,9 +49,11 @@ printf '${MARKER_LEAD}%s:%s:%s:%s\\n' "$id" "$rc" "$((OOM - before))" "$end"
 /**
  * Kills one command and everything it started: $1 nonce, $2 grace seconds. TERM first, then KILL
  * whatever is left (a process that ignores TERM passes the ignore on to its children). Targets are
- * the wrapper's process group, plus every process carrying the command's tag in its environment:
- * that also catches children that called setsid and left the group. A process that both left the
- * session and cleared its environment is out of reach here; the container stays its boundary.
+ * the wrapper's process group; every process carrying the command's tag in its environment (children
+ * that called setsid and left the group); and every process that started after the wrapper did
+ * (/proc/PID/stat field 22), outside the killer's own session: that catches a child that both left
+ * the session and cleared its environment. harness runs one command at a time per sandbox, so a
+ * process younger than the command is the command's.
  */
 export const KILL_SCRIPT = `
 id=$1; grace=$2; S=${STATE_DIR}; me=$$
@@ -63,8 +66,19 @@ targets() {
     for d in /proc/[0-9]*; do p=\${d#/proc/}; [ "$p" = "$me" ] && continue
       tr '\\0' '\\n' < "$d/environ" 2>/dev/null | grep -qxF "${EXEC_TAG_VAR}=$id" && T="$T $p"; done
   fi
+  late
 }
-pg=""; [ -r "$S/current" ] && read -r cid cpid < "$S/current" && [ "$cid" = "$id" ] && pg=$cpid
+late() {
+  [ -n "$t0" ] || return 0
+  for d in /proc/[0-9]*; do p=\${d#/proc/}; [ "$p" = 1 ] && continue
+    { read -r st < "$d/stat"; } 2>/dev/null || continue
+    set -- \${st##*) }; sid=$4; shift 19
+    [ "$sid" = "$me" ] && continue
+    [ "$1" -ge "$t0" ] 2>/dev/null && case " $T " in *" $p "*) ;; *) T="$T $p" ;; esac
+  done
+}
+pg=""; t0=""
+[ -r "$S/current" ] && read -r cid cpid ct0 < "$S/current" && [ "$cid" = "$id" ] && pg=$cpid && t0=$ct0
 [ -n "$pg" ] && kill -TERM -- "-$pg" 2>/dev/null
 targets; [ -n "$T" ] && kill -TERM $T 2>/dev/null
 i=0; while [ "$i" -lt "$((grace * 10))" ]; do targets; [ -z "$T" ] && break; sleep 0.1; i=$((i + 1)); done

@@ -124,6 +124,14 @@ export function parseByteSize(flag: string, value: string | undefined): number |
   return bytes;
 }
 
+/** Per-command timeout in ms; Node's timers hold at most 2^31-1 ms (about 24 days). */
+function timeoutMs(value: string | undefined): number {
+  const seconds = positiveNumber("--timeout", value, false) ?? DEFAULTS.timeoutSeconds;
+  if (seconds * 1000 > 2 ** 31 - 1)
+    throw new ConfigError(`--timeout must be at most 2147483 seconds, got '${value}'`);
+  return Math.round(seconds * 1000);
+}
+
 function mebibytes(bytes: number | undefined): number | undefined {
   return bytes === undefined ? undefined : Math.max(1, Math.ceil(bytes / 1024 ** 2));
 }
@@ -152,10 +160,7 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Read
     }),
     isolation,
     copyLimitBytes: parseByteSize("--copy-limit", flags.copyLimit),
-    timeoutMs:
-      1000 *
-      (positiveNumber("--timeout", flags.timeout ?? env["HARNESS_TIMEOUT"], false) ??
-        DEFAULTS.timeoutSeconds),
+    timeoutMs: timeoutMs(flags.timeout ?? env["HARNESS_TIMEOUT"]),
   });
 }
 

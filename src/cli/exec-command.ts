@@ -7,7 +7,7 @@ import { openSandbox } from "./sandbox-from-config.js";
 
 export async function execCommand(args: string[], flags: CliFlags, signal: AbortSignal): Promise<number> {
   const config = loadSandboxConfig(process.env, flags);
-  const command = args.join(" ");
+  const command = commandLine(args);
   await using sandbox = await openSandbox(config);
   const write = (stream: NodeJS.WriteStream, chunk: Buffer) => {
     // Piped output stays byte-exact; a terminal gets no control sequences from the sandbox.
@@ -26,4 +26,16 @@ export async function execCommand(args: string[], flags: CliFlags, signal: Abort
   if (result.timedOut) return EXIT.timedOut;
   if (result.isCanceled) return EXIT.interrupted;
   return result.exitCode ?? EXIT.error;
+}
+
+/**
+ * One argument is a shell command line, used as is (`harness exec -- 'make && make test'`). Several
+ * are an argv, as `docker exec` takes it: each is quoted, so `-- python3 -c "print('a b')"` keeps
+ * its argument whole.
+ */
+export function commandLine(args: string[]): string {
+  if (args.length === 1) return args[0] ?? "";
+  return args
+    .map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`))
+    .join(" ");
 }

@@ -44,21 +44,27 @@ export async function acquireContainer(
   create: Docker.ContainerCreateOptions & { Labels: Record<string, string> },
 ): Promise<AcquireResult> {
   const wantedHash = create.Labels[LABEL_CONFIG_HASH];
-  const found = await docker.listContainers({
-    all: true,
-    filters: { label: [`${LABEL_WORKSPACE}=${workspace}`] },
-  });
+  const found = await docker
+    .listContainers({ all: true, filters: { label: [`${LABEL_WORKSPACE}=${workspace}`] } })
+    .catch((error: unknown) => {
+      throw sandboxError("listing sandbox containers failed", error);
+    });
   for (const info of found) {
     const same =
       info.Labels[LABEL_CONFIG_HASH] === wantedHash && info.Labels[LABEL_VERSION] === HARNESS_VERSION;
     const container = docker.getContainer(info.Id);
     if (same && info.State === "running") return { container, how: "reused" };
     if (same && (info.State === "exited" || info.State === "created")) {
-      await container.start().catch(ignoreNotModified);
+      await container
+        .start()
+        .catch(ignoreNotModified)
+        .catch((error: unknown) => {
+          throw sandboxError("starting the sandbox container failed", error, info.Id);
+        });
       return { container, how: "started" };
     }
     log("removing container %s (state %s, same settings %s)", info.Id.slice(0, 12), info.State, same);
-    await container.remove({ force: true }).catch(ignoreNotFound);
+    await removeIfThere(container);
   }
   const name = containerName(workspace);
   let container: Docker.Container;
@@ -68,8 +74,10 @@ export async function acquireContainer(
     if (statusCode(error) !== 409) throw sandboxError("creating the sandbox container failed", error);
     // Another harness for the same workspace won the race, or a stray container holds the name.
     log("name %s taken; replacing it", name);
-    await docker.getContainer(name).remove({ force: true }).catch(ignoreNotFound);
-    container = await docker.createContainer({ ...create, name });
+    await removeIfThere(docker.getContainer(name));
+    container = await docker.createContainer({ ...create, name }).catch((again: unknown) => {
+      throw sandboxError("creating the sandbox container failed", again);
+    });
   }
   await container.start().catch((error: unknown) => {
     throw sandboxError("starting the sandbox container failed", error, container.id);
@@ -87,7 +95,7 @@ export async function waitUntilReady(
   let lastError: unknown;
   while (Date.now() < until) {
     try {
-      await runSimpleExec(container, ["/bin/sh", "-c", "true"], user);
+      await runSimpleExec(container, ["/bin/sh", "-c", "true"], user, Math.max(1000, until - Date.now()));
       return;
     } catch (error) {
       lastError = error;
@@ -133,8 +141,14 @@ function sandboxError(what: string, error: unknown, containerId?: string): Sandb
   });
 }
 
-function ignoreNotFound(error: unknown): void {
-  if (statusCode(error) !== 404) throw error;
+/** Removes a container (and its anonymous volumes); one that is already gone is fine. */
+async function removeIfThere(container: Docker.Container): Promise<void> {
+  try {
+    await container.remove({ force: true, v: true });
+  } catch (error) {
+    if (statusCode(error) !== 404)
+      throw sandboxError("removing an old sandbox container failed", error, container.id);
+  }
 }
 
 function ignoreNotModified(error: unknown): void {

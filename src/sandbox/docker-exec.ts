@@ -52,6 +52,8 @@ export interface ExecOutcome {
   durationMs: number;
 }
 
+/** The longest delay setTimeout honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How often the exec's state is polled while nothing else says the command ended. */
 const POLL_MS = 1000;
 /** After a kill, how long to wait for the exec to wind down before giving up on its stream. */
@@ -65,7 +67,12 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
   const buffers = { stdout, stderr };
   const forward = (name: StreamName) => (chunk: Buffer) => {
     buffers[name].write(chunk);
-    req.onOutput?.(name, chunk);
+    try {
+      req.onOutput?.(name, chunk);
+    } catch (error) {
+      // A display or saving callback must not take the exec (or the process) down with it.
+      log("onOutput failed: %s", (error as Error).message);
+    }
   };
   const scanners = {
     stdout: new EndMarkerScanner(`${MARKER_LEAD}${nonce}:`, forward("stdout")),
@@ -120,6 +127,8 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
         container,
         ["/bin/sh", "-c", KILL_SCRIPT, "harness-kill", nonce, String(req.killGraceSeconds)],
         req.user,
+        // The grace, a few rounds of KILL, and room for a slow engine.
+        req.killGraceSeconds * 1000 + 10_000,
       );
       const left = /left:(.*)/.exec(out)?.[1]?.trim() ?? "";
       survivors = left ? left.split(/\s+/) : [];
@@ -132,10 +141,14 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
     setTimeout(() => settle("abandoned"), AFTER_KILL_MS).unref();
   };
   let killing: Promise<void> | undefined;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killing ??= kill();
-  }, req.timeoutMs);
+  // setTimeout fires at once for delays past 2^31-1 ms (~24.8 days): cap instead of overflowing.
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      killing ??= kill();
+    },
+    Math.min(req.timeoutMs, MAX_TIMER_MS),
+  );
   const onAbort = () => {
     canceled = true;
     killing ??= kill();
@@ -193,11 +206,16 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
   };
 }
 
-/** Runs a short helper command and returns its stdout (stderr dropped). Rejects if it cannot run. */
+/**
+ * Runs a short helper command and returns its stdout (stderr dropped). Rejects if it cannot run,
+ * exits nonzero, or is not done within `deadlineMs` (a wedged container must not hang the caller;
+ * its stream is then dropped).
+ */
 export async function runSimpleExec(
   container: Docker.Container,
   cmd: string[],
   user: string,
+  deadlineMs = 15_000,
 ): Promise<string> {
   const exec = await container.exec({
     Cmd: cmd,
@@ -211,17 +229,24 @@ export async function runSimpleExec(
   const demuxer = new Demuxer((name, payload) => {
     if (name === "stdout") chunks.push(payload);
   });
-  await new Promise<void>((resolve, reject) => {
-    stream.on("data", (chunk: Buffer) => demuxer.push(chunk));
-    stream.once("end", resolve);
-    stream.once("close", resolve);
-    stream.once("error", reject);
-  });
-  const info = await exec.inspect();
-  if (info.ExitCode !== 0) {
-    throw new Error(
-      `helper exec exited with ${info.ExitCode}: ${Buffer.concat(chunks).toString("utf8").slice(0, 200)}`,
-    );
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`helper exec still running after ${deadlineMs} ms`)),
+        deadlineMs,
+      );
+      stream.on("data", (chunk: Buffer) => demuxer.push(chunk));
+      stream.once("end", resolve);
+      stream.once("close", resolve);
+      stream.once("error", reject);
+    });
+  } finally {
+    clearTimeout(timer);
+    stream.destroy();
   }
-  return Buffer.concat(chunks).toString("utf8");
+  const info = await exec.inspect();
+  const out = Buffer.concat(chunks).toString("utf8");
+  if (info.ExitCode !== 0) throw new Error(`helper exec exited with ${info.ExitCode}: ${out.slice(0, 200)}`);
+  return out;
 }

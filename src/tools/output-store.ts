@@ -32,6 +32,8 @@ export interface OutputStoreOptions {
 }
 
 interface StreamState {
+  /** Saving failed (cannot open or write): nothing more is kept in memory or on disk. */
+  failed: boolean;
   pending: Buffer[];
   pendingBytes: number;
   fd: number | undefined;
@@ -89,8 +91,24 @@ export class OutputStore {
 
 export class OutputCapture {
   private readonly streams: Record<StreamName, StreamState> = {
-    stdout: { pending: [], pendingBytes: 0, fd: undefined, path: "", savedBytes: 0, totalBytes: 0 },
-    stderr: { pending: [], pendingBytes: 0, fd: undefined, path: "", savedBytes: 0, totalBytes: 0 },
+    stdout: {
+      failed: false,
+      pending: [],
+      pendingBytes: 0,
+      fd: undefined,
+      path: "",
+      savedBytes: 0,
+      totalBytes: 0,
+    },
+    stderr: {
+      failed: false,
+      pending: [],
+      pendingBytes: 0,
+      fd: undefined,
+      path: "",
+      savedBytes: 0,
+      totalBytes: 0,
+    },
   };
 
   constructor(
@@ -98,10 +116,14 @@ export class OutputCapture {
     readonly id: string,
   ) {}
 
-  /** Synchronous on purpose: a slow disk then slows reading from Docker instead of growing memory. */
+  /**
+   * Synchronous on purpose: a slow disk then slows reading from Docker instead of growing memory.
+   * Never throws: a full or failing disk only means this output is not kept.
+   */
   write(stream: StreamName, chunk: Buffer): void {
     const s = this.streams[stream];
     s.totalBytes += chunk.length;
+    if (s.failed) return;
     if (s.fd === undefined) {
       s.pending.push(chunk);
       s.pendingBytes += chunk.length;
@@ -109,8 +131,7 @@ export class OutputCapture {
       try {
         Object.assign(s, this.store.open(this.id, stream));
       } catch {
-        s.pending = [];
-        s.pendingBytes = -Infinity; // cannot save: stop trying
+        this.fail(s);
         return;
       }
       const buffered = Buffer.concat(s.pending);
@@ -126,9 +147,27 @@ export class OutputCapture {
     const room = this.store.allowance(s.savedBytes);
     const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
     if (part.length === 0) return;
-    writeSync(s.fd, part);
+    try {
+      writeSync(s.fd, part);
+    } catch {
+      this.fail(s);
+      return;
+    }
     s.savedBytes += part.length;
     this.store.account(part.length);
+  }
+
+  /** Gives up on saving this stream: frees what is held and removes a partial file. */
+  private fail(s: StreamState): void {
+    s.failed = true;
+    s.pending = [];
+    s.pendingBytes = 0;
+    if (s.fd !== undefined) {
+      closeQuietly(s.fd);
+      rmSync(s.path, { force: true });
+      this.store.account(-s.savedBytes);
+      s.fd = undefined;
+    }
   }
 
   /**
@@ -140,7 +179,7 @@ export class OutputCapture {
     for (const stream of ["stdout", "stderr"] as const) {
       const s = this.streams[stream];
       if (s.fd === undefined) continue;
-      closeSync(s.fd);
+      closeQuietly(s.fd);
       if (!keep) {
         rmSync(s.path, { force: true });
         this.store.account(-s.savedBytes);
@@ -157,5 +196,13 @@ export class OutputCapture {
       kept.push(output);
     }
     return kept;
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Already failed; nothing more to do with it.
   }
 }

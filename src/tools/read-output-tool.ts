@@ -3,9 +3,8 @@
  * range or with a regular expression. It reads harness's own saved files on the host; the model names
  * an id, never a path.
  */
-import { createReadStream } from "node:fs";
-import { createInterface } from "node:readline";
 import type { OutputStore, StreamName } from "./output-store.js";
+import { scanOutputFile } from "./scan-output-file.js";
 import { type Tool, ToolError } from "./tool.js";
 import { truncateMiddle } from "./truncate.js";
 
@@ -21,8 +20,13 @@ const MAX_LINES = 400;
 const MAX_MATCHES = 200;
 const MAX_CHARS = 20_000;
 const MAX_LINE_CHARS = 2_000;
+const SCAN_TIMEOUT_MS = 10_000;
 
-export function createReadOutputTool(store: OutputStore): Tool<ReadOutputInput> {
+export function createReadOutputTool(
+  store: OutputStore,
+  options: { scanTimeoutMs?: number } = {},
+): Tool<ReadOutputInput> {
+  const scanTimeoutMs = options.scanTimeoutMs ?? SCAN_TIMEOUT_MS;
   return {
     definition: {
       name: "read_output",
@@ -90,21 +94,24 @@ export function createReadOutputTool(store: OutputStore): Tool<ReadOutputInput> 
         return { content: `Error: no saved ${input.stream} with id '${input.id}'.`, isError: true };
       }
       const last = input.endLine ?? input.startLine + MAX_LINES - 1;
-      const shown: string[] = [];
-      let lineNo = 0;
-      const lines = createInterface({
-        input: createReadStream(saved.path),
-        crlfDelay: Number.POSITIVE_INFINITY,
-      });
-      for await (const line of lines) {
-        lineNo += 1;
-        const text = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}… [line cut]` : line;
-        if (input.grep) {
-          if (shown.length < MAX_MATCHES && input.grep.test(line)) shown.push(`${lineNo}: ${text}`);
-        } else if (lineNo >= input.startLine && lineNo <= last && shown.length < MAX_LINES) {
-          shown.push(`${lineNo}: ${text}`);
-        }
+      const scan = await scanOutputFile(
+        {
+          path: saved.path,
+          pattern: input.grep?.source,
+          startLine: input.startLine,
+          endLine: last,
+          maxLines: input.grep ? MAX_MATCHES : MAX_LINES,
+          maxLineChars: MAX_LINE_CHARS,
+        },
+        scanTimeoutMs,
+      );
+      if (scan === "timeout") {
+        return {
+          content: `Error: reading ${input.id} took longer than ${scanTimeoutMs / 1000} s and was stopped; use a simpler \`grep\` pattern or a line range.`,
+          isError: true,
+        };
       }
+      const { shown, total: lineNo } = scan;
       const partial =
         saved.savedBytes < saved.totalBytes
           ? ` Only the first ${saved.savedBytes.toLocaleString("en-US")} of ${saved.totalBytes.toLocaleString("en-US")} bytes were saved.`

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -54,6 +54,28 @@ describe("OutputStore", () => {
   });
 });
 
+describe("OutputStore when the disk fails", () => {
+  it("keeps nothing and never throws when its directory cannot be made", () => {
+    const blocker = join(dir, "a-file");
+    writeFileSync(blocker, "not a directory");
+    const store = new OutputStore({ dir: join(blocker, "outputs"), spillAfterBytes: 10 });
+    const capture = store.begin();
+    for (let i = 0; i < 300; i++) capture.write("stdout", Buffer.alloc(1024, 120));
+    expect(capture.finish(true)).toEqual([]);
+    expect(store.get("out-1", "stdout")).toBeUndefined();
+  });
+
+  it("writes to a full disk are dropped, not thrown", () => {
+    // /dev/full accepts the open and fails every write with ENOSPC.
+    const store = new OutputStore({ dir, spillAfterBytes: 10 });
+    Object.assign(store, { open: () => ({ fd: openSync("/dev/full", "w"), path: join(dir, "gone") }) });
+    const capture = store.begin();
+    expect(() => capture.write("stdout", Buffer.alloc(100, 120))).not.toThrow();
+    expect(() => capture.write("stdout", Buffer.alloc(100, 120))).not.toThrow();
+    expect(capture.finish(true)).toEqual([]);
+  });
+});
+
 describe("read_output tool", () => {
   async function storeWith(text: string): Promise<OutputStore> {
     const store = new OutputStore({ dir, spillAfterBytes: 1 });
@@ -76,6 +98,18 @@ describe("read_output tool", () => {
     const tool = createReadOutputTool(await storeWith(`${lines(1, 20)}FAIL test_x\n${lines(22, 30)}`));
     const result = await tool.run(tool.parse({ id: "out-1", grep: "^FAIL" }), {});
     expect(result.content).toBe("out-1 stdout: 1 matching line(s) of 30.\n21: FAIL test_x");
+  });
+
+  it("stops a pattern that backtracks forever, and harness stays responsive", async () => {
+    const tool = createReadOutputTool(await storeWith(`${"a".repeat(40)}b\n`), { scanTimeoutMs: 300 });
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 20);
+    const result = await tool.run(tool.parse({ id: "out-1", grep: "^(a+)+$" }), {});
+    clearInterval(ticker);
+    expect(result.isError).toBe(true);
+    expect(result.content).toMatch(/took longer than 0.3 s and was stopped/);
+    // The main thread kept running timers while the pattern spun in the worker.
+    expect(ticks).toBeGreaterThan(3);
   });
 
   it("refuses unknown ids and bad input with messages the model can act on", async () => {

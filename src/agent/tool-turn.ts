@@ -42,7 +42,7 @@ export async function runToolCalls(
     if (notRun !== undefined) {
       result = { toolUseId: call.id, content: notRun, isError: true };
     } else {
-      const context = signal === undefined ? { callId: call.id } : { callId: call.id, signal };
+      const context = signal === undefined ? {} : { signal };
       const outcome = await executeToolCall(options.tools, call, context);
       result = outcome.result;
       if (outcome.thrown instanceof SandboxError) fatal = outcome.thrown;

@@ -38,12 +38,8 @@ export interface ToolResult {
 
 /** What a tool gets besides its input. */
 export interface ToolContext {
-  /** The `tool_use` id being answered (names what the call leaves behind, e.g. saved output). */
-  callId?: string;
   /** Aborted on Ctrl-C: the tool must stop its work (the bash tool kills the command). */
   signal?: AbortSignal;
-  /** Live output for display. */
-  onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void;
 }
 
 /** What a tool returns. Throwing is allowed too: the runner turns it into an error result. */

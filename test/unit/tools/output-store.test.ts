@@ -139,7 +139,7 @@ describe("bash tool with an output store", () => {
     });
     const store = new OutputStore({ dir });
     const bash = createBashTool(sandbox, { timeoutMs: 1000, outputStore: store });
-    const result = await bash.run(bash.parse({ command: "seq" }), { callId: "toolu_1" });
+    const result = await bash.run(bash.parse({ command: "seq" }), {});
     expect(result.content).toMatch(
       /full output was saved as out-1 \(stdout: [\d,]+ bytes\): read it with the read_output tool/,
     );

@@ -30,6 +30,8 @@ export interface ExecRequest {
   tailBytes: number;
   /** Seconds between TERM and KILL. */
   killGraceSeconds: number;
+  /** How long creating and starting the exec may take. Default 30 s. */
+  startDeadlineMs?: number;
 }
 
 export interface ExecOutcome {
@@ -52,6 +54,8 @@ export interface ExecOutcome {
   durationMs: number;
 }
 
+/** How long creating and starting an exec may take before the engine counts as wedged. */
+const START_DEADLINE_MS = 30_000;
 /** The longest delay setTimeout honours. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** How often the exec's state is polled while nothing else says the command ended. */
@@ -79,26 +83,36 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
     stderr: new EndMarkerScanner(`${MARKER_LEAD}${nonce}`, forward("stderr")),
   };
 
-  const exec = await container.exec({
-    Cmd: [
-      "/bin/sh",
-      "-c",
-      WRAPPER_SCRIPT,
-      "harness-exec",
-      nonce,
-      req.workdir,
-      req.command,
-      req.fresh ? "fresh" : "",
-    ],
-    Env: [`${EXEC_TAG_VAR}=${nonce}`],
-    User: req.user,
-    WorkingDir: req.workdir,
-    AttachStdin: false,
-    AttachStdout: true,
-    AttachStderr: true,
-    Tty: false,
-  });
-  const stream: Duplex = await exec.start({ hijack: true, stdin: false });
+  // A wedged engine may never answer create or start; the caller treats a rejection here as "not
+  // started" and restarts the container. Timeout and abort only apply once the command runs.
+  const exec = await withDeadline(
+    container.exec({
+      Cmd: [
+        "/bin/sh",
+        "-c",
+        WRAPPER_SCRIPT,
+        "harness-exec",
+        nonce,
+        req.workdir,
+        req.command,
+        req.fresh ? "fresh" : "",
+      ],
+      Env: [`${EXEC_TAG_VAR}=${nonce}`],
+      User: req.user,
+      WorkingDir: req.workdir,
+      AttachStdin: false,
+      AttachStdout: true,
+      AttachStderr: true,
+      Tty: false,
+    }),
+    req.startDeadlineMs ?? START_DEADLINE_MS,
+    "creating the exec",
+  );
+  const stream: Duplex = await withDeadline(
+    exec.start({ hijack: true, stdin: false }),
+    req.startDeadlineMs ?? START_DEADLINE_MS,
+    "starting the exec",
+  );
   const demuxer = new Demuxer((name, payload) => scanners[name].push(payload));
 
   let timedOut = false;
@@ -170,6 +184,14 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
   clearTimeout(timer);
   clearInterval(poller);
   req.signal?.removeEventListener("abort", onAbort);
+  if ((how === "error" || how === "close") && !scanners.stdout.found) {
+    // The connection dropped, not the command: stop it rather than leave it running unwatched.
+    const running = await exec.inspect().then(
+      (info) => info.Running,
+      () => false,
+    );
+    if (running) killing ??= kill();
+  }
   if (killing) await killing;
   stream.destroy();
   scanners.stdout.flush();
@@ -217,14 +239,16 @@ export async function runSimpleExec(
   user: string,
   deadlineMs = 15_000,
 ): Promise<string> {
-  const exec = await container.exec({
-    Cmd: cmd,
-    User: user,
-    AttachStdout: true,
-    AttachStderr: true,
-    Tty: false,
-  });
-  const stream: Duplex = await exec.start({ hijack: true, stdin: false });
+  const exec = await withDeadline(
+    container.exec({ Cmd: cmd, User: user, AttachStdout: true, AttachStderr: true, Tty: false }),
+    deadlineMs,
+    "creating a helper exec",
+  );
+  const stream: Duplex = await withDeadline(
+    exec.start({ hijack: true, stdin: false }),
+    deadlineMs,
+    "starting a helper exec",
+  );
   const chunks: Buffer[] = [];
   const demuxer = new Demuxer((name, payload) => {
     if (name === "stdout") chunks.push(payload);
@@ -249,4 +273,17 @@ export async function runSimpleExec(
   const out = Buffer.concat(chunks).toString("utf8");
   if (info.ExitCode !== 0) throw new Error(`helper exec exited with ${info.ExitCode}: ${out.slice(0, 200)}`);
   return out;
+}
+
+/** Rejects when `promise` has not settled after `ms`. */
+async function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

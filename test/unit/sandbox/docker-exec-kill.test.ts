@@ -133,3 +133,18 @@ describe("runSimpleExec", () => {
     await expect(runSimpleExec(fake.container, ["true"], "0:0")).rejects.toThrow(/resource temporarily/);
   });
 });
+
+describe("runDockerExec against a wedged engine", () => {
+  it("gives up when the engine never answers exec start, so the sandbox can restart the container", async () => {
+    const wedged = {
+      exec: async () => ({
+        id: "e1",
+        start: () => new Promise<never>(() => {}),
+        inspect: async () => ({ Running: true, ExitCode: null }),
+      }),
+    } as unknown as Parameters<typeof runDockerExec>[0];
+    await expect(runDockerExec(wedged, request({ startDeadlineMs: 50 }))).rejects.toThrow(
+      /starting the exec took longer than 50 ms/,
+    );
+  });
+});

@@ -5,21 +5,40 @@
 import { DEFAULT_PROTECTED_PATHS, normalizeProtectPath, type ProtectOptions } from "./protected-paths.js";
 import type { ScannedEntry, WorkspaceScan } from "./workspace-scan.js";
 
-const GIT_COMMAND_FILES = /(^|\/)\.git\/((modules|worktrees)\/.+\/)?(config|config\.worktree|hooks(\/.*)?)$/;
+/** `commondir` names the directory git reads `config` from, so it is as dangerous as `config`. */
+const GIT_COMMAND_FILES =
+  /(^|\/)\.git\/((modules|worktrees)\/.+\/)?(config|config\.worktree|commondir|hooks(\/.*)?)$/;
 
 /**
- * Paths never written back: the ones bind mode mounts read-only (protected-paths.ts), because
- * programs on the host run them unasked. git runs commands named in its config (core.fsmonitor,
- * hooksPath, filters) and its hooks on the next git call, as the user
- * (shared/notes/sandbox-pitfalls.md, "Host side"). `--no-protect` lifts this, as in bind mode.
+ * A reason to refuse a change at a workspace-relative path, or undefined. `type` is what the change
+ * leaves there ("file", "directory", "symlink"); undefined for a deletion.
  */
-export function protectedPathRefusal(protect: ProtectOptions = {}): (path: string) => string | undefined {
+export type PathPolicy = (path: string, type?: string) => string | undefined;
+
+/**
+ * Paths never written back, added, changed or deleted: the ones bind mode mounts read-only
+ * (protected-paths.ts), because programs on the host run them unasked. git runs commands named in
+ * its config (core.fsmonitor, hooksPath, filters) and its hooks on the next git call, as the user
+ * (shared/notes/sandbox-pitfalls.md, "Host side"). A `.git` itself is refused too: replaced by a
+ * symlink or a `gitdir:` file, it would point git at a config the task wrote elsewhere. Above a
+ * protected path only a directory is applied: a symlink there would put another directory's files
+ * in its place. `--no-protect` lifts all of this, as in bind mode.
+ */
+export function protectedPathRefusal(protect: ProtectOptions = {}): PathPolicy {
   if (protect.disabled) return () => undefined;
   const paths = [...DEFAULT_PROTECTED_PATHS, ...(protect.extraPaths ?? []).map(normalizeProtectPath)];
-  return (path) => {
+  return (path, type) => {
+    if (path === ".git" || path.endsWith("/.git")) {
+      return "a repository's .git decides which config and hooks git runs on the host; not applied";
+    }
     if (GIT_COMMAND_FILES.test(path)) return "git config and hooks can run commands on the host; not applied";
     const hit = paths.find((p) => path === p || path.startsWith(`${p}/`));
-    return hit ? `${hit} is protected (host programs run it); not applied` : undefined;
+    if (hit) return `${hit} is protected (host programs run it); not applied`;
+    const below = paths.find((p) => p.startsWith(`${path}/`));
+    if (below && type !== undefined && type !== "directory") {
+      return `${path} holds the protected ${below}: only a directory is applied there`;
+    }
+    return undefined;
   };
 }
 

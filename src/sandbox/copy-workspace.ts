@@ -5,15 +5,25 @@
  * shown, and written to the host only on request, through the strict extractor.
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync, readlinkSync } from "node:fs";
 import { lstat } from "node:fs/promises";
+import { hostname } from "node:os";
 import { basename } from "node:path";
 import type { Readable } from "node:stream";
+import createDebug from "debug";
 import type Docker from "dockerode";
 import { HarnessError, SandboxError } from "../errors.js";
-import { hostChangesSince } from "./apply-policy.js";
+import { hostChangesSince, type PathPolicy } from "./apply-policy.js";
 import { DEFAULT_REPORT_LIMITS, renderDiffs, summarizeChanges } from "./change-report.js";
 import { containerName } from "./container-lifecycle.js";
-import { createLabels } from "./labels.js";
+import {
+  createLabels,
+  LABEL_MANAGED,
+  LABEL_OWNER_BOOT_ID,
+  LABEL_OWNER_HOST,
+  LABEL_OWNER_PID,
+  LABEL_OWNER_PID_NS,
+} from "./labels.js";
 import { readSandboxTree } from "./sandbox-tree.js";
 import { type ExtractResult, type Refusal, strictExtract } from "./strict-extract.js";
 import { strictDelete } from "./strict-paths.js";
@@ -22,6 +32,8 @@ import { packWorkspace, type WorkspaceCopyPlan } from "./workspace-archive.js";
 import { hostTree, type SkippedPath, scanWorkspace } from "./workspace-scan.js";
 
 export const LABEL_ISOLATION = "dev.harness.isolation";
+
+const log = createDebug("harness:docker");
 
 /** What the sandbox changed in its copy of the workspace, as shown to the user. */
 export interface WorkspaceChanges {
@@ -49,15 +61,112 @@ export interface ApplyResult {
   notes: Refusal[];
 }
 
-/**
- * Labels of a copy-mode container. Its workspace label is `copy:<path>`, so a bind-mode run of the
- * same workspace (which finds its container by that label) never reuses or removes it.
- */
-export function copyLabels(workspace: string, configHash: string, sessionId: string): Record<string, string> {
-  return { ...createLabels(`copy:${workspace}`, configHash, sessionId), [LABEL_ISOLATION]: "copy" };
+/** The harness process as owner labels name it; "" where something cannot be read. */
+export interface OwnerIdentity {
+  /** Hostname and /etc/machine-id: another machine (or container) on the same engine differs. */
+  host: string;
+  /** /proc/sys/kernel/random/boot_id: new at every boot, when every earlier process is gone. */
+  bootId: string;
+  /** /proc/self/ns/pid: a pid is only meaningful inside its own pid namespace. */
+  pidNs: string;
+  pid: number;
 }
 
-/** Creates a throwaway container, puts the workspace into its volume, then starts it. */
+function readOr(read: () => string): string {
+  try {
+    return read().trim();
+  } catch {
+    return "";
+  }
+}
+
+export function ownerIdentity(): OwnerIdentity {
+  const machineId = readOr(() => readFileSync("/etc/machine-id", "utf8"));
+  return {
+    host: `${hostname()} ${machineId}`.trim(),
+    bootId: readOr(() => readFileSync("/proc/sys/kernel/random/boot_id", "utf8")),
+    pidNs: readOr(() => readlinkSync("/proc/self/ns/pid")),
+    pid: process.pid,
+  };
+}
+
+/**
+ * Labels of a copy-mode container. Its workspace label is `copy:<path>`, so a bind-mode run of the
+ * same workspace (which finds its container by that label) never reuses or removes it. The owner
+ * labels let a later run tell a container whose harness process died without removing it.
+ */
+export function copyLabels(workspace: string, configHash: string, sessionId: string): Record<string, string> {
+  const owner = ownerIdentity();
+  return {
+    ...createLabels(`copy:${workspace}`, configHash, sessionId),
+    [LABEL_ISOLATION]: "copy",
+    [LABEL_OWNER_HOST]: owner.host,
+    [LABEL_OWNER_BOOT_ID]: owner.bootId,
+    [LABEL_OWNER_PID_NS]: owner.pidNs,
+    [LABEL_OWNER_PID]: String(owner.pid),
+  };
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, as another user's process.
+    return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/**
+ * Whether the harness process that created a copy-mode container is gone. Only a container made on
+ * this machine is judged (another machine's harness may be running); there, a different boot id
+ * means the owner died with the last boot, and in the same pid namespace a pid that is no process
+ * (ESRCH) means it exited. A container without owner labels (older harness) is never judged.
+ */
+export function isOrphanedCopy(
+  labels: Record<string, string>,
+  here: OwnerIdentity = ownerIdentity(),
+  alive: (pid: number) => boolean = processAlive,
+): boolean {
+  const pid = Number(labels[LABEL_OWNER_PID]);
+  if (labels[LABEL_ISOLATION] !== "copy" || !Number.isSafeInteger(pid) || pid <= 0) return false;
+  if (labels[LABEL_OWNER_HOST] !== here.host) return false;
+  if (labels[LABEL_OWNER_BOOT_ID] !== here.bootId) return true;
+  if (labels[LABEL_OWNER_PID_NS] !== here.pidNs) return false;
+  return !alive(pid);
+}
+
+/**
+ * Removes copy-mode containers of any workspace whose harness process is gone, with their volumes.
+ * A run ends by removing its own, but a second Ctrl-C exits before `await using` can. Best effort:
+ * a failure here is logged, never fatal. Returns the ids removed.
+ */
+export async function removeOrphanedCopies(docker: Docker): Promise<string[]> {
+  const removed: string[] = [];
+  try {
+    const found = await docker.listContainers({
+      all: true,
+      filters: { label: [`${LABEL_MANAGED}=true`, `${LABEL_ISOLATION}=copy`] },
+    });
+    const here = ownerIdentity();
+    for (const info of found.filter((c) => isOrphanedCopy(c.Labels, here))) {
+      log("removing copy-mode container %s: its harness process is gone", info.Id.slice(0, 12));
+      await docker
+        .getContainer(info.Id)
+        .remove({ force: true, v: true })
+        .then(() => removed.push(info.Id))
+        .catch((error: unknown) => log("removing %s failed: %s", info.Id.slice(0, 12), error));
+    }
+  } catch (error) {
+    log("looking for orphaned copy-mode containers failed: %s", error);
+  }
+  return removed;
+}
+
+/**
+ * Creates a throwaway container, puts the workspace into its volume, then starts it. Copy-mode
+ * containers left behind by harness processes that are gone are removed first.
+ */
 export async function createCopyContainer(
   docker: Docker,
   create: Docker.ContainerCreateOptions,
@@ -65,6 +174,7 @@ export async function createCopyContainer(
   user: string,
   workdir: string,
 ): Promise<Docker.Container> {
+  await removeOrphanedCopies(docker);
   const name = `${containerName(plan.root)}-copy-${randomBytes(4).toString("hex")}`;
   const container = await docker.createContainer({ ...create, name }).catch((error: unknown) => {
     throw new SandboxError(`creating the copy-mode container failed: ${(error as Error).message}`, {
@@ -155,19 +265,29 @@ export async function applyCopyChanges(
   plan: WorkspaceCopyPlan,
   workdir: string,
   reviewed: WorkspaceChanges,
-  refusePath: (path: string) => string | undefined,
+  refusePath: PathPolicy,
 ): Promise<ApplyResult> {
   const conflicts = new Set(reviewed.conflicts);
   const wanted = reviewed.changes.filter((c) => !conflicts.has(c.path));
+  // A directory that may not become a symlink or file (`.git`) keeps what is in it as well.
+  const kept = wanted
+    .filter((c) => c.kind === "M" && c.differs.includes("type") && refusePath(c.path, c.after?.type))
+    .map((c) => c.path);
   const removed = await strictDelete(
     plan.root,
     wanted.filter((c) => c.kind === "D").map((c) => c.path),
+    (path) => {
+      const above = kept.find((k) => path.startsWith(`${k}/`));
+      return refusePath(path) ?? (above && `inside ${above}, which was refused`);
+    },
   );
   const expected = new Map(
     wanted.flatMap((c) => (c.kind !== "D" && c.after ? [[c.path, c.after] as const] : [])),
   );
   let extracted: ExtractResult = { written: [], refused: [], notes: [] };
   if (expected.size > 0) {
+    const chownTo = process.getuid?.() === 0 ? await ownerOf(plan.root) : undefined;
+    // Nothing is awaited between opening the archive and reading it.
     extracted = await strictExtract(await archiveOf(container, workdir), {
       root: plan.root,
       stripPrefix: `${basename(workdir)}/`,
@@ -175,7 +295,8 @@ export async function applyCopyChanges(
       maxTotalBytes: plan.limitBytes,
       maxFileBytes: plan.limitBytes,
       refusePath,
-      chownTo: process.getuid?.() === 0 ? await ownerOf(plan.root) : undefined,
+      recheckLinks: plan.scan.entries.filter((e) => e.type === "symlink").map((e) => e.path),
+      chownTo,
     });
   }
   return {

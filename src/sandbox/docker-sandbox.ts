@@ -218,9 +218,20 @@ export class DockerSandbox implements Sandbox {
       const { container } = await acquireContainer(this.docker, this.settings.workspace, this.createOptions);
       this.container = container;
     }
+    const action = done === "gone" ? "recreated (it was gone)" : done;
+    try {
+      // Every start mounts the bind sources again as they are now: check them as open() does.
+      await verifyProtectedMounts(
+        this.settings.workspace,
+        this.settings.protectedMounts ?? [],
+        `before the sandbox container was ${action}; it was removed`,
+      );
+    } catch (error) {
+      await this.container.remove({ force: true, v: true }).catch(() => {});
+      throw error;
+    }
     await waitUntilReady(this.container, this.settings.user);
     this.fresh = true;
-    const action = done === "gone" ? "recreated (it was gone)" : done;
     this.options.onProgress?.(`sandbox ${action}: ${why}`);
     return `${why}; the sandbox container was ${action}, so every process in it was stopped and the working directory is back to ${this.workdir}.`;
   }

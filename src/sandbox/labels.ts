@@ -10,6 +10,11 @@ export const LABEL_WORKSPACE = "dev.harness.workspace";
 export const LABEL_VERSION = "dev.harness.version";
 export const LABEL_CONFIG_HASH = "dev.harness.config-hash";
 export const LABEL_SESSION = "dev.harness.session-id";
+/** Copy mode: who created the container, so a later run can remove it once that process is gone. */
+export const LABEL_OWNER_HOST = "dev.harness.owner-host";
+export const LABEL_OWNER_BOOT_ID = "dev.harness.owner-boot-id";
+export const LABEL_OWNER_PID_NS = "dev.harness.owner-pid-ns";
+export const LABEL_OWNER_PID = "dev.harness.owner-pid";
 
 export function createLabels(
   workspace: string,

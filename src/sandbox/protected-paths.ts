@@ -25,9 +25,10 @@ export interface ProtectedMount {
   /** Workspace-relative, `/`-separated, no `.` or `..` segments. */
   path: string;
   /**
-   * True for a read-only mount. False only for `.git` itself: a read-write mount of the same
-   * directory that pins it, because a mount point cannot be renamed or removed. Without it a task
-   * could `mv .git elsewhere` (the read-only mounts inside move along) and create a new `.git`.
+   * True for a read-only mount. False for `.git` itself and for every directory above a protected
+   * path (`.github` for `.github/workflows`): a read-write mount of the same directory that pins it,
+   * because a mount point cannot be renamed or removed. Without it a task could `mv .git elsewhere`
+   * or `mv .github elsewhere` (the read-only mounts inside move along) and create a new one.
    */
   readOnly: boolean;
   /** Inode of the host path when it was checked; the mount must show the same one. */
@@ -55,20 +56,32 @@ export function normalizeProtectPath(given: string): string {
 
 type Kind = "missing" | "symlink" | "file" | "directory" | "other";
 
+interface Found {
+  kind: Kind;
+  ino: number;
+  /** The first component that is missing or a symlink, else the path. */
+  at: string;
+  /** The directories above the path, outermost first, as the same walk found them. */
+  parents: { path: string; ino: number }[];
+}
+
 /** lstat of every component, so a symlinked parent is caught as well as a symlinked leaf. */
-async function kindOf(workspace: string, path: string): Promise<{ kind: Kind; ino: number; at: string }> {
+async function kindOf(workspace: string, path: string): Promise<Found> {
   const parts = path.split("/");
+  const parents: Found["parents"] = [];
   for (let i = 1; i <= parts.length; i++) {
     const at = parts.slice(0, i).join("/");
     const info = await lstat(join(workspace, at)).catch(() => undefined);
-    if (!info) return { kind: "missing", ino: 0, at };
-    if (info.isSymbolicLink()) return { kind: "symlink", ino: 0, at };
+    if (!info) return { kind: "missing", ino: 0, at, parents };
+    if (info.isSymbolicLink()) return { kind: "symlink", ino: 0, at, parents };
     if (i === parts.length) {
       const kind = info.isDirectory() ? "directory" : info.isFile() ? "file" : "other";
-      return { kind, ino: info.ino, at };
+      return { kind, ino: info.ino, at, parents };
     }
+    if (!info.isDirectory()) return { kind: "missing", ino: 0, at, parents };
+    parents.push({ path: at, ino: info.ino });
   }
-  return { kind: "missing", ino: 0, at: path };
+  return { kind: "missing", ino: 0, at: path, parents };
 }
 
 /**
@@ -143,9 +156,14 @@ export async function planProtectedMounts(
       note(`not protecting ${path}: it is not a file or directory`);
     } else {
       byPath.set(path, { path, readOnly: true, ino: found.ino });
+      // Pinned like .git; a parent that is protected itself keeps its read-only mount.
+      for (const parent of found.parents) {
+        if (!byPath.has(parent.path)) byPath.set(parent.path, { ...parent, readOnly: false });
+      }
     }
   }
-  return [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path));
+  // A parent sorts before its children, so it is mounted first (Docker also orders by depth).
+  return [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** The Docker mounts, to go after the workspace mount (Docker orders them by depth). */
@@ -163,15 +181,21 @@ export function protectedBindMounts(
 }
 
 /**
- * Run after a new container started: the paths must still be what was checked. Between the check
- * and the mount, a process left running in the workspace's previous container could have swapped a
- * path for a symlink; that container is gone by now, so what is found here is what was mounted.
+ * Run after a container started (created, or started or restarted after a recovery, since Docker
+ * resolves bind sources again at every start): the paths must still be what was checked. Between
+ * the check and the mount, a process left running in the workspace's previous container could have
+ * swapped a path for a symlink; that container is gone by now, so what is found here is what was
+ * mounted. `when` ends the error message.
  */
-export async function verifyProtectedMounts(workspace: string, mounts: readonly ProtectedMount[]) {
+export async function verifyProtectedMounts(
+  workspace: string,
+  mounts: readonly ProtectedMount[],
+  when = "while the sandbox was being created",
+) {
   for (const m of mounts) {
     const found = await kindOf(workspace, m.path);
     if (found.ino !== m.ino || found.kind === "symlink" || found.kind === "missing") {
-      throw new SandboxError(`'${m.path}' in ${workspace} changed while the sandbox was being created`);
+      throw new SandboxError(`'${m.path}' in ${workspace} changed ${when}`);
     }
   }
 }

@@ -7,11 +7,28 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { chmod, lchown, lstat, mkdir, open, rename, rmdir, symlink, unlink } from "node:fs/promises";
+import {
+  chmod,
+  lchown,
+  lstat,
+  mkdir,
+  open,
+  readlink,
+  rename,
+  rmdir,
+  symlink,
+  unlink,
+} from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { type Header, extract as tarExtract } from "tar-stream";
-import { checkParents, type Refusal, safeComponents, symlinkRefusal } from "./strict-paths.js";
+import {
+  checkParents,
+  type Refusal,
+  resolveSymlink,
+  safeComponents,
+  symlinkRefusal,
+} from "./strict-paths.js";
 import type { TreeEntry } from "./tree-diff.js";
 
 export type { Refusal } from "./strict-paths.js";
@@ -32,8 +49,16 @@ export interface StrictExtractOptions {
   maxTotalBytes?: number | undefined;
   /** Owner for what is written, when harness runs as root (else files belong to whoever runs it). */
   chownTo?: { uid: number; gid: number } | undefined;
-  /** Extra policy: a reason to refuse this workspace-relative path, or undefined. */
-  refusePath?: ((path: string) => string | undefined) | undefined;
+  /**
+   * Extra policy: a reason to refuse this workspace-relative path, or undefined. `type` is what the
+   * entry would put there: "file", "directory" or "symlink".
+   */
+  refusePath?: ((path: string, type?: string) => string | undefined) | undefined;
+  /**
+   * Symlinks already in `root` (root-relative) to resolve again at the end: a link written here that
+   * makes one of them lead outside the root is removed again and refused.
+   */
+  recheckLinks?: readonly string[] | undefined;
 }
 
 export interface ExtractResult {
@@ -55,7 +80,7 @@ export async function strictExtract(source: Readable, options: StrictExtractOpti
   const result: ExtractResult = { written: [], refused: [], notes: [] };
   const refusedPaths: string[] = [];
   const seen = new Set<string>();
-  const state = { total: 0 };
+  const state: ExtractState = { total: 0, links: [] };
   const extract = tarExtract();
   source.on("error", (error) => extract.destroy(error));
   source.pipe(extract);
@@ -86,7 +111,61 @@ export async function strictExtract(source: Readable, options: StrictExtractOpti
   for (const path of options.expected?.keys() ?? []) {
     if (!seen.has(path)) result.refused.push({ path, reason: "missing from the sandbox's archive" });
   }
+  if (state.links.length > 0)
+    await resolveLinksAgain(options.root, state.links, options.recheckLinks ?? [], result);
   return result;
+}
+
+/** Running totals of one extraction. */
+interface ExtractState {
+  /** Bytes of file content written. */
+  total: number;
+  /** Symlinks written, with their targets. */
+  links: { path: string; target: string }[];
+}
+
+/**
+ * Each symlink was resolved when it was written, but a later entry can change what it leads to (with
+ * `s2 -> s1/../..` written first, `s1 -> ../..` next turns s2 into a link to the root's parent), and
+ * so can a link that replaced a directory an older link goes through. So once everything is written,
+ * every new link is resolved again, and so is every old one (`recheck`) that goes through a new link;
+ * a new link that leads outside, or that makes an old one do so, is removed, until none does.
+ */
+async function resolveLinksAgain(
+  root: string,
+  links: readonly { path: string; target: string }[],
+  recheck: readonly string[],
+  result: ExtractResult,
+): Promise<void> {
+  const ours = new Map(links.map((l) => [l.path, l.target]));
+  const remove = async (path: string, reason: string) => {
+    const target = ours.get(path);
+    ours.delete(path);
+    const info = await lstat(join(root, path)).catch(() => undefined);
+    if (info?.isSymbolicLink() && (await readlink(join(root, path))) === target)
+      await unlink(join(root, path));
+    result.written = result.written.filter((p) => p !== path);
+    result.refused.push({ path, reason: `removed again: ${reason}` });
+  };
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const path of [...ours.keys()]) {
+      const resolved = await resolveSymlink(root, path);
+      if (resolved.refusal) {
+        await remove(path, resolved.refusal);
+        changed = true;
+      }
+    }
+    for (const path of recheck) {
+      if (ours.has(path)) continue;
+      const resolved = await resolveSymlink(root, path);
+      if (!resolved.escapes) continue;
+      for (const link of resolved.followed.filter((p) => ours.has(p))) {
+        await remove(link, `it makes the symlink ${path} point outside the workspace`);
+        changed = true;
+      }
+    }
+  }
 }
 
 async function writeEntry(
@@ -94,7 +173,7 @@ async function writeEntry(
   parts: string[],
   wanted: TreeEntry | undefined,
   refusedPaths: string[],
-  state: { total: number },
+  state: ExtractState,
   options: StrictExtractOptions,
   result: ExtractResult,
 ): Promise<string | undefined> {
@@ -103,7 +182,7 @@ async function writeEntry(
   const type = h.type === "contiguous-file" ? "file" : (h.type ?? "file");
   const inside = refusedPaths.find((d) => path.startsWith(`${d}/`));
   if (inside) return `inside ${inside}, which was refused`;
-  const policy = options.refusePath?.(path);
+  const policy = options.refusePath?.(path, type);
   if (policy) return policy;
   if (type === "link") return `hard link (to ${h.linkname ?? "?"}) is never created`;
   if (SPECIAL.has(type)) return `${type} entries are never created`;
@@ -128,6 +207,11 @@ async function writeEntry(
   }
   const parentProblem = await checkParents(options.root, parts, true);
   if (parentProblem) return parentProblem;
+  if (type === "symlink") {
+    // After checkParents: the link's parents must exist for `..` to be resolved through them.
+    const resolved = await resolveSymlink(options.root, path, h.linkname ?? "");
+    if (resolved.refusal) return resolved.refusal;
+  }
   const full = join(options.root, ...parts);
   if (((h.mode ?? 0) & 0o7000) !== 0)
     result.notes.push({ path, reason: "setuid/setgid/sticky bits stripped" });
@@ -151,6 +235,7 @@ async function writeEntry(
       }
       if (options.chownTo) await lchown(temp, options.chownTo.uid, options.chownTo.gid);
       await replaceWith(temp, full);
+      if (type === "symlink") state.links.push({ path, target: h.linkname ?? "" });
     }
   } catch (error) {
     return `could not write: ${(error as Error).message}`;

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chownSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -5,7 +6,7 @@ import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { LABEL_ISOLATION } from "../../src/sandbox/copy-workspace.js";
 import { DockerSandbox } from "../../src/sandbox/docker-sandbox.js";
-import { LABEL_WORKSPACE } from "../../src/sandbox/labels.js";
+import { LABEL_OWNER_HOST, LABEL_OWNER_PID, LABEL_WORKSPACE } from "../../src/sandbox/labels.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../support/workspace.js";
 
@@ -145,6 +146,45 @@ describe.skipIf(skipDocker)("--isolation copy", () => {
     await expect(docker.getContainer(copy.containerId).inspect()).rejects.toMatchObject({ statusCode: 404 });
     await expect(docker.getVolume(volume).inspect()).rejects.toMatchObject({ statusCode: 404 });
     expect((await bind.exec("true")).exitCode).toBe(0);
+  });
+
+  it("removes copy-mode containers of any workspace whose harness process is gone, with their volumes, at open", async () => {
+    using wsA = makeWorkspace();
+    using wsB = makeWorkspace();
+    const docker = new Docker();
+    await using first = await DockerSandbox.open({ workspace: wsA.path, isolation: "copy" });
+    const info = await docker.getContainer(first.containerId).inspect();
+    // A harness that was killed (a second Ctrl-C) before removing its container: same host, pid gone.
+    const deadPid = spawnSync("true").pid ?? 0;
+    const leftBehind = async (labels: Record<string, string>) => {
+      const container = await docker.createContainer({
+        Image: info.Config.Image,
+        Cmd: info.Config.Cmd,
+        User: info.Config.User,
+        Labels: { ...info.Config.Labels, ...labels },
+        Volumes: { "/workspace": {} },
+        HostConfig: { NetworkMode: "none", CapDrop: ["ALL"], ReadonlyRootfs: true },
+      });
+      await container.start();
+      return container;
+    };
+    const orphan = await leftBehind({ [LABEL_OWNER_PID]: String(deadPid) });
+    const volume = (await orphan.inspect()).Mounts[0]?.Name ?? "";
+    expect(volume).not.toBe("");
+    // Another machine's harness on the same engine: its pids mean nothing here, so it is left alone.
+    const foreign = await leftBehind({ [LABEL_OWNER_PID]: String(deadPid), [LABEL_OWNER_HOST]: "elsewhere" });
+    try {
+      await using second = await DockerSandbox.open({ workspace: wsB.path, isolation: "copy" });
+      await expect(orphan.inspect()).rejects.toMatchObject({ statusCode: 404 });
+      await expect(docker.getVolume(volume).inspect()).rejects.toMatchObject({ statusCode: 404 });
+      // This process still owns the first one: it stays and works.
+      expect((await first.exec("true")).exitCode).toBe(0);
+      expect((await second.exec("true")).exitCode).toBe(0);
+      expect((await foreign.inspect()).State.Running).toBe(true);
+    } finally {
+      await foreign.remove({ force: true, v: true });
+      await orphan.remove({ force: true, v: true }).catch(() => {});
+    }
   });
 
   it("refuses a workspace over the copy limit before creating anything, naming the size", async () => {

@@ -1,11 +1,23 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker-sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../../support/workspace.js";
+
+function chownWorkspace(ws: string): void {
+  if (process.getuid?.() === 0) execFileSync("chown", ["-R", "-h", `${TEST_UID}:${TEST_GID}`, ws]);
+}
 
 /** Host git as a user would run it (no protective flags); safe.directory because tests may run as root. */
 function hostGit(ws: string, args: string[], protective = false): void {
@@ -129,5 +141,56 @@ describe.skipIf(skipDocker)("adversarial: files the host runs later", () => {
     const make = await sandbox.exec("echo 'all: ; touch owned' >> Makefile");
     expect(make.stderr).toMatch(/Read-only file system/);
     expect(readFileSync(join(ws.path, "Makefile"), "utf8")).toBe("all:\n");
+  });
+
+  it("pins the directories above a nested --protect path: moving .github aside fails, the host file stays", async () => {
+    using ws = makeWorkspace();
+    mkdirSync(join(ws.path, ".github/workflows"), { recursive: true });
+    writeFileSync(join(ws.path, ".github/workflows/ci.yml"), "on: push\n");
+    chownWorkspace(ws.path);
+    await using sandbox = await DockerSandbox.open({
+      workspace: ws.path,
+      removeOnStop: true,
+      protect: { extraPaths: [".github/workflows"] },
+    });
+    const info = await new Docker().getContainer(sandbox.containerId).inspect();
+    expect(info.Mounts.map((m) => `${m.Destination}:${m.RW ? "rw" : "ro"}`).sort()).toEqual([
+      "/workspace/.github/workflows:ro",
+      "/workspace/.github:rw",
+      "/workspace:rw",
+    ]);
+    const bypass = await sandbox.exec(
+      "mv .github .github-old && mkdir -p .github/workflows && echo evil > .github/workflows/ci.yml",
+    );
+    expect(bypass.exitCode).not.toBe(0);
+    expect(bypass.stderr).toMatch(/Device or resource busy/);
+    const others = await sandbox.exec(
+      "(rm -rf .github; echo evil > .github/workflows/ci.yml) 2>&1; echo 'version: 2' > .github/dependabot.yml && cat .github/dependabot.yml",
+    );
+    expect(others.stdout).toMatch(/Read-only file system|Device or resource busy/);
+    expect(others.stdout).toMatch(/version: 2\n$/);
+    expect(readFileSync(join(ws.path, ".github/workflows/ci.yml"), "utf8")).toBe("on: push\n");
+    expect(readdirSync(ws.path)).toEqual([".github"]);
+    expect(readdirSync(join(ws.path, ".github")).sort()).toEqual(["dependabot.yml", "workflows"]);
+  });
+
+  it("checks the protected paths again when a recovery starts the container: a swapped one is never used", async () => {
+    using ws = makeWorkspace();
+    using elsewhere = makeWorkspace("harness-secret-");
+    writeFileSync(join(ws.path, ".envrc"), "export PROJECT=1\n");
+    writeFileSync(join(elsewhere.path, "secret"), "host secret\n");
+    chownWorkspace(ws.path);
+    await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true });
+    expect((await sandbox.exec("cat .envrc")).stdout).toBe("export PROJECT=1\n");
+    // Swapped on the host while the container is down: Docker would mount the link's target at start.
+    const docker = new Docker();
+    const id = sandbox.containerId;
+    await docker.getContainer(id).stop({ t: 0 });
+    renameSync(join(ws.path, ".envrc"), join(ws.path, ".envrc.old"));
+    symlinkSync(join(elsewhere.path, "secret"), join(ws.path, ".envrc"));
+    await expect(sandbox.exec("cat .envrc")).rejects.toThrow(
+      /'\.envrc' in .* changed before the sandbox container was started; it was removed/,
+    );
+    await expect(docker.getContainer(id).inspect()).rejects.toMatchObject({ statusCode: 404 });
   });
 });

@@ -85,6 +85,48 @@ describe("planProtectedMounts", () => {
   });
 });
 
+describe("pinning the directories above a protected path", () => {
+  it("pins every parent of a nested --protect path read-write, parents first, deduplicated", async () => {
+    mkdirSync(join(ws, ".github/workflows"), { recursive: true });
+    writeFileSync(join(ws, ".github/workflows/ci.yml"), "on: push\n");
+    mkdirSync(join(ws, "a/b"), { recursive: true });
+    writeFileSync(join(ws, "a/b/c.txt"), "");
+    writeFileSync(join(ws, "a/d.txt"), "");
+    expect(await summary({ extraPaths: [".github/workflows", "a/b/c.txt", "a/d.txt"] })).toEqual([
+      ".github:rw",
+      ".github/workflows:ro",
+      "a:rw",
+      "a/b:rw",
+      "a/b/c.txt:ro",
+      "a/d.txt:ro",
+    ]);
+    expect(notes).toEqual([]);
+  });
+
+  it("keeps a parent read-only when it is protected itself, in either order", async () => {
+    mkdirSync(join(ws, ".github/workflows"), { recursive: true });
+    const both = [".github:ro", ".github/workflows:ro"];
+    expect(await summary({ extraPaths: [".github/workflows", ".github"] })).toEqual(both);
+    expect(await summary({ extraPaths: [".github", ".github/workflows"] })).toEqual(both);
+  });
+
+  it("pins nothing for a protected path that does not exist", async () => {
+    mkdirSync(join(ws, ".github"));
+    expect(await summary({ extraPaths: [".github/workflows"] })).toEqual([]);
+  });
+
+  it("refuses a parent that was moved aside and rebuilt after the check", async () => {
+    mkdirSync(join(ws, ".github/workflows"), { recursive: true });
+    const mounts = await plan({ extraPaths: [".github/workflows"] });
+    renameSync(join(ws, ".github"), join(ws, ".github-old"));
+    mkdirSync(join(ws, ".github"));
+    renameSync(join(ws, ".github-old/workflows"), join(ws, ".github/workflows"));
+    await expect(verifyProtectedMounts(ws, mounts)).rejects.toThrow(
+      /'\.github' in .* changed while the sandbox was being created/,
+    );
+  });
+});
+
 describe("normalizeProtectPath", () => {
   it("keeps paths inside the workspace and refuses the rest", () => {
     expect(normalizeProtectPath(".github//workflows/")).toBe(".github/workflows");

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   lstatSync,
@@ -24,6 +25,27 @@ let ws: string;
 let sibling: string;
 
 /** Every path under `base` outside the workspace, to prove nothing was created there. */
+/**
+ * Every symlink under the workspace, with where `readlink -m` (the kernel's resolution, missing
+ * components allowed) says it leads: the oracle for "stays inside".
+ */
+function linksLeadingOutside(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const full = join(dir, name);
+      const info = lstatSync(full);
+      if (info.isSymbolicLink()) {
+        const resolved = execFileSync("readlink", ["-m", full], { encoding: "utf8" }).trim();
+        if (resolved !== ws && !resolved.startsWith(`${ws}/`))
+          out.push(`${full.slice(ws.length + 1)} -> ${resolved}`);
+      } else if (info.isDirectory()) walk(full);
+    }
+  };
+  walk(ws);
+  return out;
+}
+
 function outsideListing(): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
@@ -186,6 +208,129 @@ describe("strictExtract refuses hostile entries by name and touches nothing outs
     expect(readFileSync(join(ws, "victim"), "utf8")).toBe("new");
     expect(readFileSync(join(sibling, "target.txt"), "utf8")).toBe("original");
     expect(readdirSync(sibling)).toEqual(["target.txt"]);
+  });
+});
+
+describe("strictExtract resolves symlink targets through the links on the way", () => {
+  it("refuses s2 -> s1/../.. when s1 -> ../.. (lexically inside, really the workspace's parent)", async () => {
+    const result = await strictExtract(
+      tarOf([
+        { name: "d1/", type: "directory", mode: 0o755 },
+        { name: "d1/d2/", type: "directory", mode: 0o755 },
+        { name: "d1/d2/s1", type: "symlink", linkname: "../.." },
+        { name: "d1/d2/s2", type: "symlink", linkname: "s1/../.." },
+        { name: "d1/d2/s3", type: "symlink", linkname: "s1/d1" },
+      ]),
+      { root: ws },
+    );
+    expect(result.refused).toEqual([
+      {
+        path: "d1/d2/s2",
+        reason: "symlink points outside the workspace once links are followed (s1/../.. via d1/d2/s1)",
+      },
+    ]);
+    expect(result.written).toEqual(["d1", "d1/d2", "d1/d2/s1", "d1/d2/s3"]);
+    expect(linksLeadingOutside()).toEqual([]);
+    expect(realpathSync(join(ws, "d1/d2/s3"))).toBe(join(ws, "d1"));
+  });
+
+  it("follows links that already exist on the host, and refuses one through an absolute link", async () => {
+    mkdirSync(join(ws, "d1/d2"), { recursive: true });
+    symlinkSync("../..", join(ws, "d1/d2/host-up"));
+    symlinkSync("/etc", join(ws, "abs"));
+    const result = await strictExtract(
+      tarOf([
+        { name: "d1/d2/through-host", type: "symlink", linkname: "host-up/.." },
+        { name: "via-abs", type: "symlink", linkname: "abs/.." },
+        { name: "chain", type: "symlink", linkname: "d1/d2/host-up/d1/d2/host-up/.." },
+      ]),
+      { root: ws },
+    );
+    expect(result.refused).toEqual([
+      {
+        path: "d1/d2/through-host",
+        reason: "symlink points outside the workspace once links are followed (host-up/.. via d1/d2/host-up)",
+      },
+      { path: "via-abs", reason: "symlink goes through abs, a symlink to an absolute path (/etc)" },
+      {
+        path: "chain",
+        reason:
+          "symlink points outside the workspace once links are followed (d1/d2/host-up/d1/d2/host-up/.. via d1/d2/host-up, d1/d2/host-up)",
+      },
+    ]);
+    expect(result.written).toEqual([]);
+  });
+
+  it("refuses '..' out of a path that is not a directory yet, since a later link there could climb", async () => {
+    const result = await strictExtract(
+      tarOf([
+        { name: "d1/d2/", type: "directory", mode: 0o755 },
+        { name: "d1/d2/s2", type: "symlink", linkname: "s1/../.." },
+        { name: "d1/d2/s1", type: "symlink", linkname: "../.." },
+        { name: "d1/d2/dangling", type: "symlink", linkname: "not-yet/built/file" },
+      ]),
+      { root: ws },
+    );
+    expect(result.refused).toEqual([
+      {
+        path: "d1/d2/s2",
+        reason: "symlink target uses '..' after d1/d2/s1, which is not a directory here (s1/../..)",
+      },
+    ]);
+    expect(result.written).toEqual(["d1/d2", "d1/d2/s1", "d1/d2/dangling"]);
+    expect(linksLeadingOutside()).toEqual([]);
+  });
+
+  it("removes a link again when a later entry turns it into an escape (a directory replaced by a link)", async () => {
+    mkdirSync(join(ws, "d1/d2/s1"), { recursive: true });
+    const result = await strictExtract(
+      tarOf([
+        // Written while s1 is still a directory: resolves to d1.
+        { name: "d1/d2/s2", type: "symlink", linkname: "s1/../.." },
+        // The empty directory s1 is replaced by a link to the root: s2 now leads above it.
+        { name: "d1/d2/s1", type: "symlink", linkname: "../.." },
+      ]),
+      { root: ws },
+    );
+    expect(result.written).toEqual(["d1/d2/s1"]);
+    expect(result.refused).toEqual([
+      {
+        path: "d1/d2/s2",
+        reason:
+          "removed again: symlink points outside the workspace once links are followed (s1/../.. via d1/d2/s1)",
+      },
+    ]);
+    expect(() => lstatSync(join(ws, "d1/d2/s2"))).toThrow();
+    expect(linksLeadingOutside()).toEqual([]);
+  });
+
+  it("removes a new link that makes an existing host link lead outside", async () => {
+    mkdirSync(join(ws, "d1/d2/s1"), { recursive: true });
+    symlinkSync("s1/../..", join(ws, "d1/d2/old"));
+    const result = await strictExtract(tarOf([{ name: "d1/d2/s1", type: "symlink", linkname: "../.." }]), {
+      root: ws,
+      recheckLinks: ["d1/d2/old"],
+    });
+    expect(result.written).toEqual([]);
+    expect(result.refused).toEqual([
+      {
+        path: "d1/d2/s1",
+        reason: "removed again: it makes the symlink d1/d2/old point outside the workspace",
+      },
+    ]);
+    expect(linksLeadingOutside()).toEqual([]);
+  });
+
+  it("refuses a symlink loop", async () => {
+    const result = await strictExtract(
+      tarOf([
+        { name: "a", type: "symlink", linkname: "b" },
+        { name: "b", type: "symlink", linkname: "a" },
+      ]),
+      { root: ws },
+    );
+    expect(result.written).toEqual(["a"]);
+    expect(result.refused).toEqual([{ path: "b", reason: "too many levels of symlinks" }]);
   });
 });
 

@@ -129,7 +129,25 @@ export async function reviveContainer(
     return "started";
   } catch (error) {
     if (statusCode(error) === 404) return "gone";
+    // Someone removed it (`harness rm`, `docker rm -f`) and the engine is still at it.
+    if (statusCode(error) === 409 && /marked for removal|removal .*in progress/i.test(String(error))) {
+      await waitUntilGone(container);
+      return "gone";
+    }
     throw sandboxError("restarting the sandbox container failed", error, container.id);
+  }
+}
+
+/** Waits (a few seconds at most) for a container being removed to be gone, so its name is free. */
+async function waitUntilGone(container: Docker.Container, deadlineMs = 10_000): Promise<void> {
+  const until = Date.now() + deadlineMs;
+  while (Date.now() < until) {
+    try {
+      await container.inspect();
+    } catch (error) {
+      if (statusCode(error) === 404) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

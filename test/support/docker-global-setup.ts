@@ -3,6 +3,7 @@
  * single test pays (or times out on) the build.
  */
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,12 +25,15 @@ export default async function setup(): Promise<(() => Promise<void>) | undefined
   });
   const docker = await connectDocker();
   await ensureSandboxImage(docker, (line) => process.stderr.write(`[sandbox image] ${line}\n`));
-  // Teardown: tests make a workspace (and so a container) per case; remove every one of them.
+  // Teardown: tests make a workspace (and so a container) per case and delete the workspace when
+  // done; remove the containers left behind. A workspace that still exists belongs to a test still
+  // running (another vitest process on the same engine): its container stays.
   return async () => {
     const prefix = join(tmpdir(), "harness-");
-    const mine = (await listHarnessContainers(docker)).filter((c) =>
-      c.workspace.replace(/^copy:/, "").startsWith(prefix),
-    );
+    const mine = (await listHarnessContainers(docker)).filter((c) => {
+      const workspace = c.workspace.replace(/^copy:/, "");
+      return workspace.startsWith(prefix) && !existsSync(workspace);
+    });
     await removeHarnessContainers(docker, mine);
   };
 }

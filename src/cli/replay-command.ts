@@ -12,6 +12,7 @@ import { readTranscript } from "../replay/read-transcript.js";
 import { type ReplayReport, replayCalls } from "../replay/replay.js";
 import { listHarnessContainers, removeHarnessContainers } from "../sandbox/container-registry.js";
 import { connectDocker } from "../sandbox/docker-client.js";
+import { parseUserIds } from "../sandbox/workspace.js";
 import { EXIT } from "./exit-codes.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
@@ -103,7 +104,7 @@ async function makeTemporaryWorkspace(user: string | undefined): Promise<string>
   const dir = await mkdtemp(join(tmpdir(), "harness-replay-"));
   if (process.getuid?.() === 0) {
     // The sandbox runs as the workspace owner unless --user says otherwise: make them the same.
-    const [uid = DEFAULT_OWNER.uid, gid = DEFAULT_OWNER.gid] = user?.split(":").map(Number) ?? [];
+    const { uid, gid } = user === undefined ? DEFAULT_OWNER : parseUserIds(user);
     await chown(dir, uid, gid);
   }
   return dir;

@@ -8,6 +8,7 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../errors.js";
 import { HARNESS_VERSION } from "../version.js";
+import { dockerStatus } from "./docker-errors.js";
 import { runSimpleExec } from "./docker-exec.js";
 import { LABEL_CONFIG_HASH, LABEL_VERSION, LABEL_WORKSPACE } from "./labels.js";
 
@@ -22,10 +23,6 @@ export function containerName(workspace: string): string {
       .slice(0, 40) || "workspace";
   const hash = createHash("sha256").update(workspace).digest("hex").slice(0, 10);
   return `harness-${slug}-${hash}`;
-}
-
-function statusCode(error: unknown): number | undefined {
-  return (error as { statusCode?: number }).statusCode;
 }
 
 export interface AcquireResult {
@@ -71,7 +68,7 @@ export async function acquireContainer(
   try {
     container = await docker.createContainer({ ...create, name });
   } catch (error) {
-    if (statusCode(error) !== 409) throw sandboxError("creating the sandbox container failed", error);
+    if (dockerStatus(error) !== 409) throw sandboxError("creating the sandbox container failed", error);
     // Another harness for the same workspace won the race, or a stray container holds the name.
     log("name %s taken; replacing it", name);
     await removeIfThere(docker.getContainer(name));
@@ -117,7 +114,7 @@ export async function reviveContainer(
   try {
     running = (await container.inspect()).State.Running;
   } catch (error) {
-    if (statusCode(error) === 404) return "gone";
+    if (dockerStatus(error) === 404) return "gone";
     throw sandboxError("inspecting the sandbox container failed", error, container.id);
   }
   try {
@@ -128,9 +125,9 @@ export async function reviveContainer(
     await container.start();
     return "started";
   } catch (error) {
-    if (statusCode(error) === 404) return "gone";
+    if (dockerStatus(error) === 404) return "gone";
     // Someone removed it (`harness rm`, `docker rm -f`) and the engine is still at it.
-    if (statusCode(error) === 409 && /marked for removal|removal .*in progress/i.test(String(error))) {
+    if (dockerStatus(error) === 409 && /marked for removal|removal .*in progress/i.test(String(error))) {
       await waitUntilGone(container);
       return "gone";
     }
@@ -145,7 +142,7 @@ async function waitUntilGone(container: Docker.Container, deadlineMs = 10_000): 
     try {
       await container.inspect();
     } catch (error) {
-      if (statusCode(error) === 404) return;
+      if (dockerStatus(error) === 404) return;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -164,11 +161,11 @@ async function removeIfThere(container: Docker.Container): Promise<void> {
   try {
     await container.remove({ force: true, v: true });
   } catch (error) {
-    if (statusCode(error) !== 404)
+    if (dockerStatus(error) !== 404)
       throw sandboxError("removing an old sandbox container failed", error, container.id);
   }
 }
 
 function ignoreNotModified(error: unknown): void {
-  if (statusCode(error) !== 304) throw error;
+  if (dockerStatus(error) !== 304) throw error;
 }

@@ -1,5 +1,6 @@
 /** Listing and removing the containers harness made (`harness ps`, `harness rm`). */
 import type Docker from "dockerode";
+import { dockerStatus } from "./docker-errors.js";
 import { LABEL_MANAGED, LABEL_VERSION, LABEL_WORKSPACE } from "./labels.js";
 
 export interface HarnessContainer {
@@ -45,7 +46,7 @@ export async function removeHarnessContainers(
       await docker.getContainer(c.id).remove({ force: true, v: true });
       removed.push(c);
     } catch (error) {
-      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+      if (dockerStatus(error) !== 404) throw error;
     }
   }
   return removed;

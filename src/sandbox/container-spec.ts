@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type Docker from "dockerode";
 import { INIT_SCRIPT, STATE_DIR } from "./exec-scripts.js";
 import { type ProtectedMount, protectedBindMounts } from "./protected-paths.js";
+import { parseUserIds } from "./workspace.js";
 
 /** How a workspace's sandbox container is set up. Every field has a CLI flag or a fixed reason. */
 export interface SandboxSettings {
@@ -66,8 +67,8 @@ export function sandboxEnv(): string[] {
 }
 
 function tmpfsOptions(sizeMiB: number, owner: string | undefined, mode: string, noexec = false): string {
-  const [uid, gid] = owner?.split(":") ?? [];
-  const ownerOpts = uid !== undefined && gid !== undefined ? `,uid=${uid},gid=${gid}` : "";
+  const ids = owner === undefined ? undefined : parseUserIds(owner);
+  const ownerOpts = ids === undefined ? "" : `,uid=${ids.uid},gid=${ids.gid}`;
   return `rw,nosuid,nodev${noexec ? ",noexec" : ""},size=${sizeMiB}m,mode=${mode}${ownerOpts}`;
 }
 

@@ -16,6 +16,7 @@ import { HarnessError, SandboxError } from "../errors.js";
 import { hostChangesSince, type PathPolicy } from "./apply-policy.js";
 import { DEFAULT_REPORT_LIMITS, renderDiffs, summarizeChanges } from "./change-report.js";
 import { containerName } from "./container-lifecycle.js";
+import { dockerStatus } from "./docker-errors.js";
 import {
   createLabels,
   LABEL_MANAGED,
@@ -28,6 +29,7 @@ import { readSandboxTree } from "./sandbox-tree.js";
 import { type ExtractResult, type Refusal, strictExtract } from "./strict-extract.js";
 import { strictDelete } from "./strict-paths.js";
 import { type Change, type ChangeCounts, countChanges, diffTrees } from "./tree-diff.js";
+import { parseUserIds } from "./workspace.js";
 import { packWorkspace, type WorkspaceCopyPlan } from "./workspace-archive.js";
 import { hostTree, type SkippedPath, scanWorkspace } from "./workspace-scan.js";
 
@@ -182,8 +184,7 @@ export async function createCopyContainer(
     });
   });
   try {
-    const [uid = Number.NaN, gid = uid] = user.split(":").map(Number);
-    const packed = packWorkspace(plan, { uid, gid });
+    const packed = packWorkspace(plan, parseUserIds(user));
     await Promise.all([packed.done, container.putArchive(packed.stream, { path: workdir })]);
     await container.start();
   } catch (error) {
@@ -218,7 +219,7 @@ export async function exportCopyChanges(
   workdir: string,
 ): Promise<WorkspaceChanges> {
   await container.stop({ t: 0 }).catch((error: unknown) => {
-    if ((error as { statusCode?: number }).statusCode !== 304) throw error;
+    if (dockerStatus(error) !== 304) throw error;
   });
   const scan = await scanWorkspace(plan.root, plan.ignored);
   // After hostTree: it adds the files it could not read to scan.skipped.

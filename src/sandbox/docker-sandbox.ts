@@ -19,6 +19,7 @@ import {
   type WorkspaceChanges,
 } from "./copy-workspace.js";
 import { connectDocker } from "./docker-client.js";
+import { dockerStatus } from "./docker-errors.js";
 import { type ExecOutcome, runDockerExec, runSimpleExec } from "./docker-exec.js";
 import { type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
 import { neverStarted, toExecResult } from "./exec-outcome.js";
@@ -266,7 +267,7 @@ export class DockerSandbox implements Sandbox {
     if (!this.options.removeOnStop) return;
     // v: the anonymous volume of copy mode goes with the container.
     await this.container.remove({ force: true, v: true }).catch((error: unknown) => {
-      if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+      if (dockerStatus(error) !== 404) throw error;
     });
   }
 

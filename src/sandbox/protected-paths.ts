@@ -12,6 +12,7 @@ import { lchown, lstat, mkdir, realpath, rmdir, unlink, writeFile } from "node:f
 import { isAbsolute, join, posix } from "node:path";
 import type Docker from "dockerode";
 import { ConfigError, SandboxError } from "../errors.js";
+import { parseUserIds } from "./workspace.js";
 
 /**
  * Protected when they exist (besides `.git`, which is handled on its own). `.env` because harness
@@ -97,8 +98,8 @@ async function createEmpty(workspace: string, path: string, type: "directory" | 
     await (type === "directory" ? rmdir(real) : unlink(real));
     throw new SandboxError(`'${path}' in ${workspace} moved while harness created it; not opening`);
   }
-  const [uid, gid] = owner.split(":").map(Number);
-  if (process.getuid?.() === 0 && uid !== undefined && gid !== undefined) await lchown(full, uid, gid);
+  const { uid, gid } = parseUserIds(owner);
+  if (process.getuid?.() === 0) await lchown(full, uid, gid);
 }
 
 /** The mounts for `.git`: pin the directory, then its config and hooks read-only. */

@@ -7,7 +7,12 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../errors.js";
 import { protectedPathRefusal } from "./apply-policy.js";
-import { acquireContainer, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
+import {
+  type AcquireResult,
+  acquireContainer,
+  reviveContainer,
+  waitUntilReady,
+} from "./container-lifecycle.js";
 import { configHash, containerCreateOptions, type SandboxSettings } from "./container-spec.js";
 import {
   type ApplyResult,
@@ -36,6 +41,9 @@ const log = createDebug("harness:docker");
 
 export type { DockerSandboxOptions };
 
+/** Per-command timeout when neither the call nor the sandbox's options give one. */
+const DEFAULT_TIMEOUT_MS = 120_000;
+
 export class DockerSandbox implements Sandbox {
   readonly workdir: string;
   /** True until the first command ran, and again after a recovery: the next one starts in the workspace. */
@@ -50,7 +58,7 @@ export class DockerSandbox implements Sandbox {
     private readonly settings: SandboxSettings,
     private readonly options: DockerSandboxOptions,
     /** How the container was obtained: "reused", "started" or "created". */
-    readonly acquired: string,
+    readonly acquired: AcquireResult["how"],
     /** Copy mode's scan of the workspace at open; undefined in bind mode. */
     private readonly copyPlan: WorkspaceCopyPlan | undefined,
   ) {
@@ -137,16 +145,18 @@ export class DockerSandbox implements Sandbox {
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     const notices: string[] = [];
-    let outcome = await this.runOnce(command, options);
-    if (outcome === "not-started") {
+    const timeoutMs = options.timeoutMs ?? this.options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    let attempt = await this.runOnce(command, options, timeoutMs);
+    if (attempt === "not-started") {
       notices.push(await this.recover("the sandbox could not start the command"));
-      outcome = await this.runOnce(command, options);
-      if (outcome === "not-started") {
+      attempt = await this.runOnce(command, options, timeoutMs);
+      if (attempt === "not-started") {
         throw new SandboxError("the sandbox cannot run commands even after a restart", {
           containerId: this.container.id,
         });
       }
     }
+    const { outcome, startCwd } = attempt;
     if (outcome.killFailed) {
       notices.push(await this.recover("the command could not be killed from inside the sandbox"));
     } else if (outcome.wrapperLost && !outcome.timedOut && !outcome.canceled) {
@@ -154,21 +164,23 @@ export class DockerSandbox implements Sandbox {
       const health = await this.checkHealth();
       if (health !== "ok") notices.push(await this.recover(health));
     }
-    const result = toExecResult(command, outcome, {
-      timeoutMs: options.timeoutMs ?? this.options.defaultTimeoutMs ?? 120_000,
+    // After a recovery the next command starts afresh in the workspace.
+    this.cwd = this.fresh ? this.workdir : (outcome.endCwd ?? startCwd);
+    return toExecResult(command, outcome, {
+      timeoutMs,
       memoryBytes: this.settings.memoryBytes,
-      cwd: this.cwd,
+      cwd: startCwd,
       notices,
     });
-    // After a recovery the next command starts afresh in the workspace.
-    this.cwd = this.fresh ? this.workdir : (outcome.endCwd ?? this.cwd);
-    return result;
   }
 
   /** One attempt; "not-started" when the engine could not even start it (container down or wedged). */
-  private async runOnce(command: string, options: ExecOptions): Promise<ExecOutcome | "not-started"> {
+  private async runOnce(
+    command: string,
+    options: ExecOptions,
+    timeoutMs: number,
+  ): Promise<{ outcome: ExecOutcome; startCwd: string } | "not-started"> {
     const fresh = this.fresh;
-    const cwd = fresh ? this.workdir : this.cwd;
     let outcome: ExecOutcome;
     try {
       outcome = await runDockerExec(this.container, {
@@ -176,7 +188,7 @@ export class DockerSandbox implements Sandbox {
         user: this.settings.user,
         workdir: this.workdir,
         fresh,
-        timeoutMs: options.timeoutMs ?? this.options.defaultTimeoutMs ?? 120_000,
+        timeoutMs,
         signal: options.signal,
         onOutput: options.onOutput,
         headBytes: this.options.outputHeadBytes ?? 8 * 1024,
@@ -189,8 +201,7 @@ export class DockerSandbox implements Sandbox {
     }
     if (neverStarted(outcome)) return "not-started";
     this.fresh = false;
-    this.cwd = cwd;
-    return outcome;
+    return { outcome, startCwd: fresh ? this.workdir : this.cwd };
   }
 
   private async checkHealth(): Promise<"ok" | string> {

@@ -66,10 +66,12 @@ export class OutputBuffer {
   toString(): string {
     const head = this.head.subarray(0, this.headLength);
     if (!this.isTruncated) return decode(Buffer.concat([head, this.orderedTail()]));
-    const headText = decode(head.subarray(0, trimIncompleteEnd(head)));
+    const headKept = trimIncompleteEnd(head);
     const tail = this.orderedTail();
-    const tailText = decode(tail.subarray(skipContinuationBytes(tail)));
-    return `${headText}\n[... ${this.droppedBytes} bytes of output cut here; ${this.totalBytes} bytes in all ...]\n${tailText}`;
+    const tailSkipped = skipContinuationBytes(tail);
+    // The cut moved to character boundaries: the bytes trimmed there are not shown either.
+    const cut = this.droppedBytes + (head.length - headKept) + tailSkipped;
+    return `${decode(head.subarray(0, headKept))}\n[... ${cut} bytes of output cut here; ${this.totalBytes} bytes in all ...]\n${decode(tail.subarray(tailSkipped))}`;
   }
 
   private orderedTail(): Buffer {

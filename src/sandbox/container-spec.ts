@@ -36,7 +36,7 @@ export interface SandboxSettings {
   protectedMounts?: readonly ProtectedMount[] | undefined;
   /**
    * "bind" (default): the workspace is bind-mounted. "copy": nothing of the host is mounted; the
-   * workdir is an anonymous volume that copy-workspace.ts fills (NoCopy: an image's own files there
+   * workdir is an anonymous volume that copy-container.ts fills (NoCopy: an image's own files there
    * would otherwise show up as changes).
    */
   isolation?: "bind" | "copy" | undefined;

@@ -104,7 +104,7 @@ export class DockerSandbox implements Sandbox {
       workspace,
       user,
       isolation: copyPlan ? "copy" : "bind",
-      // Copy mode mounts nothing of the host; copy-workspace.ts refuses to apply protected paths.
+      // Copy mode mounts nothing of the host; apply-policy.ts refuses to apply protected paths.
       protectedMounts: copyPlan
         ? []
         : await planProtectedMounts(workspace, owner, options.protect ?? {}, (line) =>

@@ -89,26 +89,22 @@ export class OutputStore {
   }
 }
 
+function newStreamState(): StreamState {
+  return {
+    failed: false,
+    pending: [],
+    pendingBytes: 0,
+    fd: undefined,
+    path: "",
+    savedBytes: 0,
+    totalBytes: 0,
+  };
+}
+
 export class OutputCapture {
   private readonly streams: Record<StreamName, StreamState> = {
-    stdout: {
-      failed: false,
-      pending: [],
-      pendingBytes: 0,
-      fd: undefined,
-      path: "",
-      savedBytes: 0,
-      totalBytes: 0,
-    },
-    stderr: {
-      failed: false,
-      pending: [],
-      pendingBytes: 0,
-      fd: undefined,
-      path: "",
-      savedBytes: 0,
-      totalBytes: 0,
-    },
+    stdout: newStreamState(),
+    stderr: newStreamState(),
   };
 
   constructor(

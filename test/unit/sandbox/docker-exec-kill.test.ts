@@ -1,20 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { type ExecRequest, runDockerExec, runSimpleExec } from "../../../src/sandbox/docker-exec.js";
 import { KILL_SCRIPT, MARKER_LEAD } from "../../../src/sandbox/exec-scripts.js";
-import { FakeContainer, type HelperPlan } from "./fake-docker.js";
+import { execRequest, FakeContainer, type HelperPlan } from "./fake-docker.js";
 
 function request(overrides: Partial<ExecRequest> = {}): ExecRequest {
-  return {
-    command: "sleep 1000",
-    user: "1000:1000",
-    workdir: "/work",
-    fresh: false,
-    timeoutMs: 10_000,
-    headBytes: 1000,
-    tailBytes: 1000,
-    killGraceSeconds: 3,
-    ...overrides,
-  };
+  return execRequest({ command: "sleep 1000", killGraceSeconds: 3, ...overrides });
 }
 
 /** A command that prints a little and then hangs, stream open, until killed. */

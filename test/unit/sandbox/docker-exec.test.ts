@@ -2,20 +2,17 @@ import { describe, expect, it } from "vitest";
 import type { StreamName } from "../../../src/sandbox/demux.js";
 import { type ExecRequest, runDockerExec } from "../../../src/sandbox/docker-exec.js";
 import { MARKER_LEAD } from "../../../src/sandbox/exec-scripts.js";
-import { FakeContainer, type FakeRun, frame, randomChunks, seededRandom } from "./fake-docker.js";
+import {
+  execRequest,
+  FakeContainer,
+  type FakeRun,
+  frame,
+  randomChunks,
+  seededRandom,
+} from "./fake-docker.js";
 
 function request(overrides: Partial<ExecRequest> = {}): ExecRequest {
-  return {
-    command: "make test",
-    user: "1000:1000",
-    workdir: "/work",
-    fresh: false,
-    timeoutMs: 10_000,
-    headBytes: 1000,
-    tailBytes: 1000,
-    killGraceSeconds: 2,
-    ...overrides,
-  };
+  return execRequest({ command: "make test", killGraceSeconds: 2, ...overrides });
 }
 
 describe("runDockerExec", () => {

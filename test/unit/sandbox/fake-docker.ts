@@ -6,6 +6,7 @@
  */
 import { PassThrough } from "node:stream";
 import type Docker from "dockerode";
+import type { ExecRequest } from "../../../src/sandbox/docker-exec.js";
 import { MARKER_LEAD } from "../../../src/sandbox/exec-scripts.js";
 
 /** One frame of Docker's attach stream: type byte, three zero bytes, big-endian length, payload. */
@@ -170,4 +171,19 @@ export function randomChunks(data: Buffer, random: () => number, maxSize: number
     at += size;
   }
   return chunks;
+}
+
+/** An exec request with small buffers and a long timeout; tests override what they exercise. */
+export function execRequest(overrides: Partial<ExecRequest> = {}): ExecRequest {
+  return {
+    command: "true",
+    user: "1000:1000",
+    workdir: "/work",
+    fresh: false,
+    timeoutMs: 10_000,
+    headBytes: 1000,
+    tailBytes: 1000,
+    killGraceSeconds: 2,
+    ...overrides,
+  };
 }

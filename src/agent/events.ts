@@ -33,6 +33,8 @@ export interface AgentEvents {
   onAssistantTurn?: (response: ModelResponse) => void;
   /** A tool call is about to run (or be answered without running: cut off, cancelled). */
   onToolCall?: (call: ToolCall) => void;
+  /** Output of a running command as it arrives, uncapped (for live display only). */
+  onToolOutput?: (call: ToolCall, stream: "stdout" | "stderr", chunk: Buffer) => void;
   /** The result that will be sent back for `call`. */
   onToolResult?: (call: ToolCall, result: ToolResult) => void;
   /** Tokens of one response, and the run's total so far. */
@@ -49,6 +51,7 @@ const EVENT_NAMES = [
   "onText",
   "onAssistantTurn",
   "onToolCall",
+  "onToolOutput",
   "onToolResult",
   "onTurnUsage",
   "onNotice",

@@ -42,7 +42,9 @@ export async function runToolCalls(
     if (notRun !== undefined) {
       result = { toolUseId: call.id, content: notRun, isError: true };
     } else {
-      const context = signal === undefined ? {} : { signal };
+      const onOutput = (stream: "stdout" | "stderr", chunk: Buffer) =>
+        events.onToolOutput(call, stream, chunk);
+      const context = signal === undefined ? { onOutput } : { signal, onOutput };
       const outcome = await executeToolCall(options.tools, call, context);
       result = outcome.result;
       if (outcome.thrown instanceof SandboxError) fatal = outcome.thrown;

@@ -10,6 +10,7 @@ import type { TokenUsage } from "../model/model-client.js";
 import { formatUsd } from "../model/pricing.js";
 import type { ExecResult } from "../sandbox/sandbox.js";
 import type { ToolCall, ToolResult } from "../tools/tool.js";
+import { LiveOutput } from "./live-output.js";
 import { sanitizeForTerminal } from "./sanitize.js";
 import { createStyle, type Style } from "./style.js";
 
@@ -42,18 +43,36 @@ export function createTerminalRenderer(options: TerminalRendererOptions): AgentE
     write(`${text}\n`);
   };
 
+  // The command running now, with the lines of its output already shown live.
+  let live: { call: ToolCall; output: LiveOutput } | undefined;
+  const liveLine = (stream: "stdout" | "stderr", text: string) => {
+    const shown = `  ${clip(sanitizeForTerminal(text))}`;
+    line(stream === "stdout" ? style.dim(shown) : style.error(shown));
+  };
+
   return {
     onText: (delta) => write(sanitizeForTerminal(delta)),
     onAssistantTurn: () => {
       if (!atLineStart) write("\n");
     },
     onToolCall: (call) => line(style.command(describeCall(call))),
-    onToolResult: (_call, result) => {
+    onToolOutput: (call, stream, chunk) => {
+      if (live?.call !== call) live = { call, output: new LiveOutput(previewLines, liveLine) };
+      live.output.push(stream, chunk);
+    },
+    onToolResult: (call, result) => {
+      const streamed = live?.call === call ? live.output : undefined;
+      live = undefined;
       if (result.exec === undefined) {
         line(style.error(`✗ ${firstLine(result.content)}`));
         return;
       }
-      for (const text of preview(result.exec, previewLines, style)) line(text);
+      if (streamed) {
+        // The first lines were shown as they came; only say whether there was more.
+        if (streamed.finish().more) line(style.dim("  …"));
+      } else {
+        for (const text of preview(result.exec, previewLines, style)) line(text);
+      }
       line(statusLine(result, result.exec, style));
     },
     onNotice: (text) => line(style.warn(`! ${sanitizeForTerminal(text)}`)),

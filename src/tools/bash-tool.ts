@@ -89,7 +89,12 @@ export function createBashTool(sandbox: Sandbox, options: BashToolOptions): Tool
       };
       if (context.signal !== undefined) execOptions.signal = context.signal;
       const capture = options.outputStore?.begin();
-      if (capture !== undefined) execOptions.onOutput = (stream, chunk) => capture.write(stream, chunk);
+      if (capture !== undefined || context.onOutput !== undefined) {
+        execOptions.onOutput = (stream, chunk) => {
+          capture?.write(stream, chunk);
+          context.onOutput?.(stream, chunk);
+        };
+      }
       let result: ExecResult;
       try {
         result = await sandbox.exec(input.command, execOptions);

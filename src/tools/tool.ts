@@ -40,6 +40,8 @@ export interface ToolResult {
 export interface ToolContext {
   /** Aborted on Ctrl-C: the tool must stop its work (the bash tool kills the command). */
   signal?: AbortSignal;
+  /** A running command's output as it arrives, for live display. Must not throw. */
+  onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void;
 }
 
 /** What a tool returns. Throwing is allowed too: the runner turns it into an error result. */

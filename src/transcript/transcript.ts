@@ -19,7 +19,7 @@ export type TranscriptRecordType =
   | "notice"
   | "run_end";
 
-export interface Transcript extends Required<Omit<AgentEvents, "onText">> {
+export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToolOutput">> {
   /** The JSONL file. */
   readonly path: string;
   /** Appends one record now. Never throws: a transcript that cannot be written must not end the run. */

@@ -5,9 +5,13 @@
 import { DEFAULT_PROTECTED_PATHS, normalizeProtectPath, type ProtectOptions } from "./protected-paths.js";
 import type { ScannedEntry, WorkspaceScan } from "./workspace-scan.js";
 
-/** `commondir` names the directory git reads `config` from, so it is as dangerous as `config`. */
+/**
+ * The git surface (git-surface.ts) inside any git directory: `commondir` names the directory git
+ * reads `config` from, so it is as dangerous as `config`; a worktree's `gitdir` and the object stores
+ * in `alternates` make git read outside the repository.
+ */
 const GIT_COMMAND_FILES =
-  /(^|\/)\.git\/((modules|worktrees)\/.+\/)?(config|config\.worktree|commondir|hooks(\/.*)?)$/;
+  /(^|\/)\.git\/((modules|worktrees)\/.+\/)?(config|config\.worktree|commondir|gitdir|hooks(\/.*)?|objects\/info\/(http-)?alternates)$/;
 
 /**
  * A reason to refuse a change at a workspace-relative path, or undefined. `type` is what the change

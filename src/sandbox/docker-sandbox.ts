@@ -27,8 +27,15 @@ import { connectDocker } from "./docker-client.js";
 import { dockerStatus } from "./docker-errors.js";
 import { type ExecOutcome, runDockerExec, runSimpleExec } from "./docker-exec.js";
 import { type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
+import { endLeftoverProcesses } from "./end-of-run.js";
 import { neverStarted, toExecResult } from "./exec-outcome.js";
 import { HEALTH_SCRIPT } from "./exec-scripts.js";
+import {
+  describeGitSurfaceChanges,
+  type GitSurface,
+  gitSurfaceChanges,
+  scanGitSurface,
+} from "./git-surface.js";
 import { ensureSandboxImage } from "./image.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import { createLabels } from "./labels.js";
@@ -36,6 +43,7 @@ import { planProtectedMounts, verifyProtectedMounts } from "./protected-paths.js
 import type { ExecOptions, ExecResult, Sandbox } from "./sandbox.js";
 import { resolveWorkspace } from "./workspace.js";
 import { DEFAULT_COPY_LIMIT_BYTES, planWorkspaceCopy, type WorkspaceCopyPlan } from "./workspace-archive.js";
+import { stopContainersSharing } from "./workspace-quiesce.js";
 
 const log = createDebug("harness:docker");
 
@@ -50,6 +58,9 @@ export class DockerSandbox implements Sandbox {
   private fresh = true;
   /** Where the next command starts (the last one's final cwd). */
   private cwd: string;
+  /** Bind mode: the git surface when the sandbox opened, compared with the one when it stops. */
+  private gitBefore: GitSurface | undefined;
+  private stopped = false;
 
   private constructor(
     private readonly docker: Docker,
@@ -83,12 +94,15 @@ export class DockerSandbox implements Sandbox {
         `workspace '${workspace}' is owned by root, and harness never runs commands as root: pass --user UID:GID (e.g. 1000:1000) or chown the workspace to a normal user`,
       );
     }
-    // Copy mode scans (and checks the size limit) before anything is created.
+    const docker = options.docker ?? (await connectDocker());
+    // Copy mode scans (and checks the size limit) before anything is created, with no sandbox
+    // process left running that could swap the tree under the scan.
     const copyPlan =
       options.isolation === "copy"
-        ? await planWorkspaceCopy(workspace, options.copyLimitBytes ?? DEFAULT_COPY_LIMIT_BYTES)
+        ? await quiesceThen(docker, workspace, options.onProgress, () =>
+            planWorkspaceCopy(workspace, options.copyLimitBytes ?? DEFAULT_COPY_LIMIT_BYTES),
+          )
         : undefined;
-    const docker = options.docker ?? (await connectDocker());
     const image = options.image ?? (await ensureSandboxImage(docker, options.onProgress));
     const imageId = await docker
       .getImage(image)
@@ -140,7 +154,19 @@ export class DockerSandbox implements Sandbox {
       throw error;
     }
     const finalOptions = copyPlan ? { ...options, removeOnStop: true } : options;
-    return new DockerSandbox(docker, container, createOptions, settings, finalOptions, how, copyPlan);
+    // Bind mode: what git on the host could be made to run, as it is before the run (git-surface.ts).
+    const gitBefore = copyPlan ? undefined : await scanGitSurface(workspace);
+    const sandbox = new DockerSandbox(
+      docker,
+      container,
+      createOptions,
+      settings,
+      finalOptions,
+      how,
+      copyPlan,
+    );
+    sandbox.gitBefore = gitBefore;
+    return sandbox;
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -264,6 +290,7 @@ export class DockerSandbox implements Sandbox {
    */
   async exportChanges(): Promise<WorkspaceChanges> {
     if (!this.copyPlan) throw new SandboxError("exportChanges() needs isolation 'copy'");
+    await stopSharingContainers(this.docker, this.settings.workspace, this.options.onProgress);
     return exportCopyChanges(this.container, this.copyPlan, this.workdir);
   }
 
@@ -271,18 +298,58 @@ export class DockerSandbox implements Sandbox {
   async applyChanges(changes: WorkspaceChanges): Promise<ApplyResult> {
     if (!this.copyPlan) throw new SandboxError("applyChanges() needs isolation 'copy'");
     const refusePath = protectedPathRefusal(this.options.protect);
+    await stopSharingContainers(this.docker, this.settings.workspace, this.options.onProgress);
     return applyCopyChanges(this.container, this.copyPlan, this.workdir, changes, refusePath);
   }
 
+  /**
+   * Ends the run. Bind mode: every process the run left in the container is ended (nothing of the
+   * sandbox keeps running, and so writing the workspace, while harness is not watching), then the
+   * workspace is checked for what the host would run later. Copy mode, and `removeOnStop`: the
+   * container is removed.
+   */
   async stop(): Promise<void> {
-    if (!this.options.removeOnStop) return;
-    // v: the anonymous volume of copy mode goes with the container.
-    await this.container.remove({ force: true, v: true }).catch((error: unknown) => {
-      if (dockerStatus(error) !== 404) throw error;
-    });
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.options.removeOnStop) {
+      // v: the anonymous volume of copy mode goes with the container.
+      await this.container.remove({ force: true, v: true }).catch((error: unknown) => {
+        if (dockerStatus(error) !== 404) throw error;
+      });
+    } else if (!this.copyPlan) {
+      await endLeftoverProcesses(this.container, this.settings.user);
+    }
+    if (this.gitBefore) {
+      const changes = gitSurfaceChanges(this.gitBefore, await scanGitSurface(this.settings.workspace));
+      for (const line of describeGitSurfaceChanges(this.settings.workspace, changes))
+        this.options.onProgress?.(line);
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
   }
+}
+
+/** Stops the bind-mode sandboxes sharing the workspace (workspace-quiesce.ts) and says so. */
+async function stopSharingContainers(
+  docker: Docker,
+  workspace: string,
+  onProgress: ((line: string) => void) | undefined,
+): Promise<void> {
+  for (const name of await stopContainersSharing(docker, workspace)) {
+    onProgress?.(
+      `stopped ${name}, a bind-mode sandbox of this workspace, so nothing in it runs while copy mode reads or writes the workspace`,
+    );
+  }
+}
+
+async function quiesceThen<T>(
+  docker: Docker,
+  workspace: string,
+  onProgress: ((line: string) => void) | undefined,
+  then: () => Promise<T>,
+): Promise<T> {
+  await stopSharingContainers(docker, workspace, onProgress);
+  return then();
 }

@@ -8,7 +8,7 @@
  * Every check uses lstat and nothing is mounted through a symlink: Docker follows a symlinked bind
  * source, so a link planted in the workspace would put any host path into the container.
  */
-import { lchown, lstat, mkdir, realpath, rmdir, unlink, writeFile } from "node:fs/promises";
+import { lchown, lstat, mkdir, readdir, realpath, rmdir, unlink, writeFile } from "node:fs/promises";
 import { isAbsolute, join, posix } from "node:path";
 import type Docker from "dockerode";
 import { ConfigError, SandboxError } from "../errors.js";
@@ -102,7 +102,43 @@ async function createEmpty(workspace: string, path: string, type: "directory" | 
   if (process.getuid?.() === 0) await lchown(full, uid, gid);
 }
 
-/** The mounts for `.git`: pin the directory, then its config and hooks read-only. */
+/**
+ * Inside a git directory, what git reads to decide what to run or where to read, when it exists:
+ * `commondir` (where `config` and hooks really come from), `config.worktree`, a worktree's `gitdir`,
+ * and the object stores named in `objects/info/alternates`. git-surface.ts watches the ones a task
+ * could create where none existed.
+ */
+const GIT_DIR_EXTRAS = [
+  "commondir",
+  "config.worktree",
+  "gitdir",
+  "objects/info/alternates",
+  "objects/info/http-alternates",
+];
+
+/** Submodule and worktree git directories under `.git` (`modules/a`, `modules/a/modules/b`, `worktrees/w`). */
+async function innerGitDirs(ws: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    const names = await readdir(join(ws, dir)).catch(() => [] as string[]);
+    for (const name of names.sort()) {
+      const path = `${dir}/${name}`;
+      if ((await kindOf(ws, path)).kind !== "directory") continue;
+      if ((await kindOf(ws, `${path}/HEAD`)).kind === "file") found.push(path);
+      if (depth < 6) await walk(path, depth + 1);
+    }
+  };
+  for (const top of [".git/modules", ".git/worktrees"]) {
+    if ((await kindOf(ws, top)).kind === "directory") await walk(top, 0);
+  }
+  return found;
+}
+
+/**
+ * The mounts for `.git`: pin the directory, then its config and hooks read-only (created when
+ * missing), the same for every submodule and worktree git directory under it (when they exist),
+ * and the extras above. Every directory between `.git` and a mounted path is pinned too.
+ */
 async function gitMounts(ws: string, owner: string, note: (line: string) => void): Promise<ProtectedMount[]> {
   const git = await kindOf(ws, ".git");
   if (git.kind === "missing") return [];
@@ -114,6 +150,13 @@ async function gitMounts(ws: string, owner: string, note: (line: string) => void
     return [];
   }
   const mounts: ProtectedMount[] = [{ path: ".git", readOnly: false, ino: git.ino }];
+  const add = (path: string, found: Found) => {
+    for (const parent of found.parents) {
+      if (parent.path !== ".git" && !mounts.some((m) => m.path === parent.path))
+        mounts.push({ ...parent, readOnly: false });
+    }
+    mounts.push({ path, readOnly: true, ino: found.ino });
+  };
   for (const [path, type] of [
     [".git/config", "file"],
     [".git/hooks", "directory"],
@@ -124,10 +167,21 @@ async function gitMounts(ws: string, owner: string, note: (line: string) => void
       note(`created an empty ${path} so it can be mounted read-only (the task could otherwise create it)`);
       found = await kindOf(ws, path);
     }
-    if (found.kind === type) mounts.push({ path, readOnly: true, ino: found.ino });
+    if (found.kind === type) add(path, found);
     else if (found.kind === "symlink")
       note(`not protecting ${path}: it is a symlink, and a symlink is never mounted`);
     else note(`not protecting ${path}: it is a ${found.kind}, not a ${type}`);
+  }
+  const inner = await innerGitDirs(ws);
+  const candidates = [
+    ...GIT_DIR_EXTRAS.map((name) => `.git/${name}`),
+    ...inner.flatMap((dir) => ["config", "hooks", ...GIT_DIR_EXTRAS].map((name) => `${dir}/${name}`)),
+  ];
+  for (const path of candidates) {
+    const found = await kindOf(ws, path);
+    if (found.kind === "file" || found.kind === "directory") add(path, found);
+    else if (found.kind === "symlink")
+      note(`not protecting ${path}: ${found.at} is a symlink, and a symlink is never mounted`);
   }
   return mounts;
 }

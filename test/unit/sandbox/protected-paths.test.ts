@@ -53,6 +53,43 @@ describe("planProtectedMounts", () => {
     expect(notes.join("\n")).toMatch(/created an empty \.git\/config[\s\S]*created an empty \.git\/hooks/);
   });
 
+  it("protects submodule and worktree git directories and the files that redirect git, when they exist", async () => {
+    for (const dir of [".git", ".git/modules/lib", ".git/modules/lib/modules/deep", ".git/worktrees/w"]) {
+      mkdirSync(join(ws, dir, "hooks"), { recursive: true });
+      writeFileSync(join(ws, dir, "HEAD"), "ref: refs/heads/main\n");
+      writeFileSync(join(ws, dir, "config"), "");
+    }
+    mkdirSync(join(ws, ".git/objects/info"), { recursive: true });
+    writeFileSync(join(ws, ".git/objects/info/alternates"), "");
+    writeFileSync(join(ws, ".git/config.worktree"), "");
+    writeFileSync(join(ws, ".git/worktrees/w/commondir"), "../..\n");
+    writeFileSync(join(ws, ".git/worktrees/w/gitdir"), "/elsewhere/.git\n");
+    expect(await summary()).toEqual([
+      ".git:rw",
+      ".git/config:ro",
+      ".git/config.worktree:ro",
+      ".git/hooks:ro",
+      ".git/modules:rw",
+      ".git/modules/lib:rw",
+      ".git/modules/lib/config:ro",
+      ".git/modules/lib/hooks:ro",
+      ".git/modules/lib/modules:rw",
+      ".git/modules/lib/modules/deep:rw",
+      ".git/modules/lib/modules/deep/config:ro",
+      ".git/modules/lib/modules/deep/hooks:ro",
+      ".git/objects:rw",
+      ".git/objects/info:rw",
+      ".git/objects/info/alternates:ro",
+      ".git/worktrees:rw",
+      ".git/worktrees/w:rw",
+      ".git/worktrees/w/commondir:ro",
+      ".git/worktrees/w/config:ro",
+      ".git/worktrees/w/gitdir:ro",
+      ".git/worktrees/w/hooks:ro",
+    ]);
+    expect(notes).toEqual([]);
+  });
+
   it("mounts a worktree's .git file read-only, so it cannot be pointed at another repository", async () => {
     writeFileSync(join(ws, ".git"), "gitdir: /elsewhere/.git/worktrees/x\n");
     expect(await summary()).toEqual([".git:ro"]);

@@ -8,10 +8,12 @@
  * Every check uses lstat and nothing is mounted through a symlink: Docker follows a symlinked bind
  * source, so a link planted in the workspace would put any host path into the container.
  */
-import { lchown, lstat, mkdir, readdir, realpath, rmdir, unlink, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lchown, lstat, mkdir, open, readdir, realpath, rmdir, unlink, writeFile } from "node:fs/promises";
 import { isAbsolute, join, posix } from "node:path";
 import type Docker from "dockerode";
 import { ConfigError, SandboxError } from "../errors.js";
+import { type GitConfigPath, gitConfigWorkspacePaths } from "./git-config-paths.js";
 import { parseUserIds } from "./workspace.js";
 
 /**
@@ -116,6 +118,21 @@ const GIT_DIR_EXTRAS = [
   "objects/info/http-alternates",
 ];
 
+/** What `.git/config` names in the work tree (git-config-paths.ts), read without following a link. */
+async function configNamedPaths(ws: string): Promise<GitConfigPath[]> {
+  const handle = await open(
+    join(ws, ".git/config"),
+    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+  ).catch(() => undefined);
+  if (!handle) return [];
+  try {
+    if (!(await handle.stat()).isFile()) return [];
+    return gitConfigWorkspacePaths(await handle.readFile("utf8"), ws);
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Submodule and worktree git directories under `.git` (`modules/a`, `modules/a/modules/b`, `worktrees/w`). */
 async function innerGitDirs(ws: string): Promise<string[]> {
   const found: string[] = [];
@@ -171,6 +188,21 @@ async function gitMounts(ws: string, owner: string, note: (line: string) => void
     else if (found.kind === "symlink")
       note(`not protecting ${path}: it is a symlink, and a symlink is never mounted`);
     else note(`not protecting ${path}: it is a ${found.kind}, not a ${type}`);
+  }
+  for (const named of await configNamedPaths(ws)) {
+    let found = await kindOf(ws, named.path);
+    if (found.kind === "missing" && found.at === named.path) {
+      await createEmpty(ws, named.path, named.type, owner);
+      note(
+        `created an empty ${named.path} (named by ${named.key} in .git/config) so it can be mounted read-only`,
+      );
+      found = await kindOf(ws, named.path);
+    }
+    if (found.kind === named.type) add(named.path, found);
+    else
+      note(
+        `not protecting ${named.path} (named by ${named.key} in .git/config): ${found.at} is ${found.kind === "symlink" ? "a symlink" : `not a ${named.type}`}; what the task writes there runs on the host`,
+      );
   }
   const inner = await innerGitDirs(ws);
   const candidates = [

@@ -76,6 +76,29 @@ describe.skipIf(skipDocker)("adversarial: making the host's git run a command", 
     expect(ran(ws.path)).toEqual([]);
   });
 
+  it("cannot plant a hook in the work-tree hooks directory that .git/config names (husky)", async () => {
+    using ws = makeWorkspace();
+    hostGit(ws.path, ["-c", "init.defaultBranch=main", "init", "-q"]);
+    hostGit(ws.path, ["config", "core.hooksPath", ".husky"]);
+    mkdirSync(join(ws.path, ".husky"));
+    writeFileSync(join(ws.path, "README.md"), "hello\n");
+    hostGit(ws.path, ["add", "-A"]);
+    hostGit(ws.path, ["commit", "-qm", "initial"]);
+    chownAll(ws.path);
+    await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true });
+    const attempts: [string, string][] = [
+      [
+        "husky-hook",
+        `printf '#!/bin/sh\\ntouch ${ws.path}/RAN-husky\\n' > .husky/pre-commit && chmod +x .husky/pre-commit`,
+      ],
+      ["husky-aside", "mv .husky .husky.old && mkdir .husky"],
+    ];
+    const result = await sandbox.exec(script(attempts));
+    expect(result.stdout.trim().split("\n")).toEqual(attempts.map(([name]) => `${name} refused`));
+    hostGit(ws.path, ["commit", "-q", "--allow-empty", "-m", "host"]);
+    expect(ran(ws.path)).toEqual([]);
+  });
+
   it("reports every way it planted what git would run, after ending the run's background processes", async () => {
     using ws = makeWorkspace();
     using lib = makeWorkspace("harness-lib-");

@@ -90,6 +90,26 @@ describe("planProtectedMounts", () => {
     expect(notes).toEqual([]);
   });
 
+  it("protects the hooks directory and included configs that .git/config names in the work tree", async () => {
+    mkdirSync(join(ws, ".git/hooks"), { recursive: true });
+    mkdirSync(join(ws, ".husky"));
+    writeFileSync(
+      join(ws, ".git/config"),
+      "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../team.gitconfig\n",
+    );
+    expect(await summary()).toEqual([
+      ".git:rw",
+      ".git/config:ro",
+      ".git/hooks:ro",
+      ".husky:ro",
+      "team.gitconfig:ro",
+    ]);
+    expect(statSync(join(ws, "team.gitconfig")).size).toBe(0);
+    expect(notes).toEqual([
+      "created an empty team.gitconfig (named by include.path in .git/config) so it can be mounted read-only",
+    ]);
+  });
+
   it("mounts a worktree's .git file read-only, so it cannot be pointed at another repository", async () => {
     writeFileSync(join(ws, ".git"), "gitdir: /elsewhere/.git/worktrees/x\n");
     expect(await summary()).toEqual([".git:ro"]);

@@ -101,6 +101,8 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
     }
   };
 
+  // A closed pipe on stdout (`| head`) must end the run cleanly, not crash with the command still running.
+  process.stdout.on("error", () => interrupts.outputGone());
   let code: number = EXIT.ok;
   if (task.trim() !== "") {
     code = exitCodeFor((await runOnce(task, [])).status);
@@ -112,7 +114,7 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
   if (envWarning) process.stderr.write(`harness: ${envWarning}\n`);
   // Copy mode: the run's changes are shown, and applied only when asked, before the sandbox goes.
   await reviewCopyChanges(sandbox, flags.apply);
-  return code;
+  return interrupts.isOutputGone ? EXIT.brokenPipe : code;
 }
 
 /**
@@ -143,7 +145,7 @@ async function promptLoop(
       const result = await runOnce(text, history);
       history = result.messages;
       code = exitCodeFor(result.status);
-      if (result.status === "error") break;
+      if (result.status === "error" || interrupts.isOutputGone) break;
       rl.prompt();
     }
   } finally {

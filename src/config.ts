@@ -6,6 +6,7 @@
 import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
 import { normalizeProtectPath } from "./sandbox/protected-paths.js";
+import { parseSandboxUser } from "./sandbox/sandbox-user.js";
 
 /** Flags as commander parses them; every one optional. */
 export interface CliFlags {
@@ -48,6 +49,7 @@ export interface SandboxConfig {
   workspace: string;
   image: string | undefined;
   network: string;
+  /** Canonical "uid:gid" (sandbox-user.ts), never root; undefined: the workspace owner's. */
   user: string | undefined;
   runtime: string | undefined;
   memoryBytes: number | undefined;
@@ -137,9 +139,8 @@ function mebibytes(bytes: number | undefined): number | undefined {
 }
 
 export function loadSandboxConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readonly<SandboxConfig> {
-  const user = flags.user;
-  if (user !== undefined && !/^\d+(:\d+)?$/.test(user))
-    throw new ConfigError(`--user must be UID or UID:GID, got '${user}'`);
+  const user = flags.user === undefined ? undefined : parseSandboxUser(flags.user);
+  if (user?.ok === false) throw new ConfigError(`--user ${user.reason}`);
   const isolation = flags.isolation ?? "bind";
   if (isolation !== "bind" && isolation !== "copy")
     throw new ConfigError(`--isolation must be bind or copy, got '${isolation}'`);
@@ -147,7 +148,7 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Read
     workspace: flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd(),
     image: flags.image ?? env["HARNESS_IMAGE"] ?? undefined,
     network: flags.network ?? env["HARNESS_NETWORK"] ?? DEFAULTS.network,
-    user: user?.includes(":") ? user : user ? `${user}:${user}` : undefined,
+    user: user?.user,
     runtime: flags.runtime ?? env["HARNESS_RUNTIME"] ?? undefined,
     memoryBytes: parseMemory(flags.memory ?? env["HARNESS_MEMORY"]),
     tmpSizeMiB: mebibytes(parseByteSize("--tmp-size", flags.tmpSize ?? env["HARNESS_TMP_SIZE"])),

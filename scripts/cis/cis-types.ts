@@ -39,8 +39,10 @@ export const fail = (detail: string): Verdict => ["FAIL", detail];
 export const na = (detail: string): Verdict => ["N/A", detail];
 export const when = (ok: boolean, good: string, bad: string): Verdict => (ok ? pass(good) : fail(bad));
 
+/** uid 0 in any spelling Docker accepts: "root", "0", "00:1000", or 4294967296 (0 as a 32-bit uid_t). */
 export function isRoot(user: string): boolean {
-  return /^(root|0)(:|$)/.test(user);
+  const uid = user.split(":")[0] ?? "";
+  return uid === "root" || (/^[0-9]+$/.test(uid) && BigInt(uid) % 2n ** 32n === 0n);
 }
 
 export function securityOpts(c: Docker.ContainerInspectInfo): string[] {

@@ -1,5 +1,6 @@
 /** CIS checks about who processes run as and what they may gain. */
-import { type CisCheck, fail, isRoot, na, notHost, securityOpts, when } from "./cis-types.js";
+import { type CisCheck, fail, isRoot, na, notHost, pass, securityOpts, when } from "./cis-types.js";
+import { allowedBeyondDefault } from "./seccomp-profile-check.js";
 
 export const PRIVILEGE_CHECKS: CisCheck[] = [
   {
@@ -48,7 +49,15 @@ export const PRIVILEGE_CHECKS: CisCheck[] = [
     run: ({ container: c, engineSecurityOptions: e }) => {
       if (securityOpts(c).some((o) => /^seccomp[:=]unconfined$/.test(o))) return fail("seccomp=unconfined");
       const engine = e.find((o) => o.includes("seccomp"));
-      return when(engine !== undefined, `engine: ${engine}`, "the engine has no seccomp support");
+      if (engine === undefined) return fail("the engine has no seccomp support");
+      const custom = securityOpts(c).find((o) => o.startsWith("seccomp="));
+      if (custom === undefined) return pass(`engine: ${engine}`);
+      const beyond = allowedBeyondDefault(custom.slice("seccomp=".length));
+      return when(
+        beyond.length === 0,
+        "Docker's default profile plus restrictions (nothing allowed beyond it)",
+        `a custom profile allows more than the default: ${beyond.join(", ")}`,
+      );
     },
   },
   {

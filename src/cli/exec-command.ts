@@ -1,28 +1,30 @@
 /** `harness exec --workspace DIR -- CMD`: one command through the sandbox path, exiting with its code. */
 import { type CliFlags, loadSandboxConfig } from "../config.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { reviewCopyChanges } from "./copy-changes.js";
+import { ExecOutput } from "./exec-output.js";
 import { EXIT } from "./exit-codes.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
 export async function execCommand(args: string[], flags: CliFlags, signal: AbortSignal): Promise<number> {
+  // First: a reader that is gone already must not crash harness with EPIPE.
+  const output = new ExecOutput({ stdout: process.stdout, stderr: process.stderr });
   const config = loadSandboxConfig(process.env, flags);
   const command = commandLine(args);
   await using sandbox = await openSandbox(config);
-  const write = (stream: NodeJS.WriteStream, chunk: Buffer) => {
-    // Piped output stays byte-exact; a terminal gets no control sequences from the sandbox.
-    if (stream.isTTY) stream.write(sanitizeForTerminal(chunk.toString("utf8")));
-    else stream.write(chunk);
-  };
+  if (output.broken) return EXIT.brokenPipe;
+  // Backpressure: a slow reader pauses the command instead of filling harness's memory; a reader
+  // that goes away (`| head -1`) stops the command, killed in the container like a cancel.
   const result = await sandbox.exec(command, {
-    signal,
-    onOutput: (name, chunk) => write(name === "stdout" ? process.stdout : process.stderr, chunk),
+    signal: AbortSignal.any([signal, output.signal]),
+    onOutput: output.write,
   });
-  for (const notice of result.notices) process.stderr.write(`harness: ${notice}\n`);
-  if (result.timedOut || result.isCanceled || result.oomKilled)
-    process.stderr.write(`harness: ${result.shortMessage}\n`);
+  for (const notice of result.notices) output.note(notice);
+  // A broken pipe is reported by the exit code alone, as a shell does; harness cancelled the command.
+  if (!output.broken && (result.timedOut || result.isCanceled || result.oomKilled))
+    output.note(result.shortMessage);
   // Copy mode: the command's changes are shown, and applied only when asked, before the exit.
   await reviewCopyChanges(sandbox, flags.apply);
+  if (output.broken) return EXIT.brokenPipe;
   if (result.timedOut) return EXIT.timedOut;
   if (result.isCanceled) return EXIT.interrupted;
   return result.exitCode ?? EXIT.error;

@@ -17,6 +17,11 @@ export const EXIT = {
   diverged: 5,
   /** `harness exec`: the command timed out (as timeout(1) reports it). */
   timedOut: 124,
+  /**
+   * `harness exec`: the reader of its stdout or stderr went away (`| head -1`), so the command was
+   * killed; 128 + SIGPIPE, as a shell reports a pipeline member that SIGPIPE ended.
+   */
+  brokenPipe: 141,
   /** Interrupted by Ctrl-C. */
   interrupted: 130,
 } as const;

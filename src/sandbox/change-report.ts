@@ -3,7 +3,7 @@
  * the counts, then unified diffs of changed text files, capped per file and in total so a run that
  * rewrote thousands of files still prints a readable page.
  */
-import { join } from "node:path";
+import { type BeneathRoot, withBeneath } from "./beneath.js";
 import { unifiedDiff } from "./text-diff.js";
 import { type Change, type ChangeCounts, displayPath, formatChange } from "./tree-diff.js";
 import { openRegularFile } from "./workspace-scan.js";
@@ -49,8 +49,12 @@ function isBinary(content: Buffer): boolean {
   }
 }
 
-async function readHostFile(root: string, path: string, limit: number): Promise<Buffer | "too large"> {
-  const handle = await openRegularFile(join(root, path));
+async function readHostFile(
+  beneath: BeneathRoot,
+  path: string,
+  limit: number,
+): Promise<Buffer | "too large"> {
+  const handle = await openRegularFile(beneath, path);
   try {
     if ((await handle.stat()).size > limit) return "too large";
     return await handle.readFile();
@@ -62,7 +66,7 @@ async function readHostFile(root: string, path: string, limit: number): Promise<
 /** The diff of one changed file, or a one-line note on why there is none. */
 async function fileDiff(
   c: Change,
-  root: string,
+  beneath: BeneathRoot,
   contents: Map<string, Buffer>,
   limits: ReportLimits,
 ): Promise<string> {
@@ -73,7 +77,7 @@ async function fileDiff(
   if (!after) return `${header}file too large to diff (${c.after?.size ?? 0} bytes)\n`;
   let before: Buffer = Buffer.alloc(0);
   if (c.before?.type === "file") {
-    const read = await readHostFile(root, c.path, limits.fileBytes).catch(() => undefined);
+    const read = await readHostFile(beneath, c.path, limits.fileBytes).catch(() => undefined);
     if (read === undefined) return `${header}host file could not be read for the diff\n`;
     if (read === "too large") return `${header}file too large to diff (${c.before.size} bytes)\n`;
     before = read;
@@ -99,18 +103,20 @@ export async function renderDiffs(
   );
   let out = "";
   let shown = 0;
-  for (const [index, c] of files.entries()) {
-    if (shown >= limits.totalLines) {
-      out += `… diffs of ${files.length - index} more file(s) not shown\n`;
-      break;
+  await withBeneath(root, async (beneath) => {
+    for (const [index, c] of files.entries()) {
+      if (shown >= limits.totalLines) {
+        out += `… diffs of ${files.length - index} more file(s) not shown\n`;
+        break;
+      }
+      const lines = (await fileDiff(c, beneath, contents, limits)).split("\n");
+      if (lines.at(-1) === "") lines.pop();
+      const room = Math.min(limits.fileLines, limits.totalLines - shown);
+      const cut = lines.length > room ? lines.length - room : 0;
+      out += `${lines.slice(0, room).join("\n")}\n`;
+      if (cut > 0) out += `… ${cut} more line(s) of this diff not shown\n`;
+      shown += Math.min(lines.length, room);
     }
-    const lines = (await fileDiff(c, root, contents, limits)).split("\n");
-    if (lines.at(-1) === "") lines.pop();
-    const room = Math.min(limits.fileLines, limits.totalLines - shown);
-    const cut = lines.length > room ? lines.length - room : 0;
-    out += `${lines.slice(0, room).join("\n")}\n`;
-    if (cut > 0) out += `… ${cut} more line(s) of this diff not shown\n`;
-    shown += Math.min(lines.length, room);
-  }
+  });
   return out;
 }

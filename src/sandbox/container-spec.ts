@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import type Docker from "dockerode";
 import { INIT_SCRIPT, STATE_DIR } from "./exec-scripts.js";
 import { type ProtectedMount, protectedBindMounts } from "./protected-paths.js";
+import { seccompSecurityOpt } from "./seccomp-profile.js";
 import { parseUserIds } from "./workspace.js";
 
 /** How a workspace's sandbox container is set up. Every field has a CLI flag or a fixed reason. */
@@ -91,7 +92,8 @@ export function hostConfig(s: SandboxSettings): Docker.HostConfig {
           ],
     NetworkMode: s.network,
     CapDrop: ["ALL"],
-    SecurityOpt: ["no-new-privileges:true"],
+    // Docker's default seccomp profile plus rules refusing setuid/setgid modes (seccomp-profile.ts).
+    SecurityOpt: ["no-new-privileges:true", seccompSecurityOpt()],
     ReadonlyRootfs: true,
     Tmpfs: {
       "/tmp": tmpfsOptions(s.tmpSizeMiB, undefined, "1777"),

@@ -10,8 +10,10 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { Demuxer, type StreamName } from "./demux.js";
 import { EndMarkerScanner } from "./end-marker.js";
-import { EXEC_TAG_VAR, KILL_SCRIPT, MARKER_LEAD, WRAPPER_SCRIPT } from "./exec-scripts.js";
+import { EXEC_TAG_VAR, KILL_SCRIPT, MARKER_LEAD, START_LEAD, WRAPPER_SCRIPT } from "./exec-scripts.js";
 import { OutputBuffer } from "./output-buffer.js";
+import { OutputFlow } from "./output-flow.js";
+import { StartLineReader, type WrapperStart } from "./start-line.js";
 
 const log = createDebug("harness:exec");
 
@@ -19,13 +21,14 @@ export interface ExecRequest {
   command: string;
   /** "uid:gid" the command runs as. */
   user: string;
-  /** The workspace path in the container: start dir, and fallback when the saved cwd is gone. */
+  /** The workspace path in the container: the fallback when `startDir` is gone or unusable. */
   workdir: string;
-  /** Start in `workdir`, ignoring the cwd the previous command left (first command of a session). */
-  fresh: boolean;
+  /** Where the command starts: the cwd the previous command left, kept by the caller. */
+  startDir: string;
   timeoutMs: number;
   signal?: AbortSignal | undefined;
-  onOutput?: ((stream: StreamName, chunk: Buffer) => void) | undefined;
+  /** As `ExecOptions.onOutput`: a returned promise pauses reading until it settles. */
+  onOutput?: ((stream: StreamName, chunk: Buffer) => void | Promise<void>) | undefined;
   headBytes: number;
   tailBytes: number;
   /** Seconds between TERM and KILL. */
@@ -62,6 +65,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 const POLL_MS = 1000;
 /** After a kill, how long to wait for the exec to wind down before giving up on its stream. */
 const AFTER_KILL_MS = 5000;
+/** How long a kill waits for the wrapper's start line when it has not arrived yet. */
+const START_LINE_WAIT_MS = 2000;
 
 export async function runDockerExec(container: Docker.Container, req: ExecRequest): Promise<ExecOutcome> {
   const started = performance.now();
@@ -69,34 +74,31 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
   const stdout = new OutputBuffer(req.headBytes, req.tailBytes);
   const stderr = new OutputBuffer(req.headBytes, req.tailBytes);
   const buffers = { stdout, stderr };
+  const flow = new OutputFlow();
+  const onOutputFailed = (error: unknown) => log("onOutput failed: %s", (error as Error)?.message);
   const forward = (name: StreamName) => (chunk: Buffer) => {
     buffers[name].write(chunk);
+    if (!flow.accepts()) return;
     try {
-      req.onOutput?.(name, chunk);
+      const wait = req.onOutput?.(name, chunk);
+      // The consumer is behind (a slow pipe): read nothing more until it catches up.
+      if (wait instanceof Promise) flow.hold(wait, onOutputFailed);
     } catch (error) {
       // A display or saving callback must not take the exec (or the process) down with it.
-      log("onOutput failed: %s", (error as Error).message);
+      onOutputFailed(error);
     }
   };
   const scanners = {
     stdout: new EndMarkerScanner(`${MARKER_LEAD}${nonce}:`, forward("stdout")),
     stderr: new EndMarkerScanner(`${MARKER_LEAD}${nonce}`, forward("stderr")),
   };
+  const startLine = new StartLineReader(START_LEAD, nonce, (chunk) => scanners.stdout.push(chunk));
 
   // A wedged engine may never answer create or start; the caller treats a rejection here as "not
   // started" and restarts the container. Timeout and abort only apply once the command runs.
   const exec = await withDeadline(
     container.exec({
-      Cmd: [
-        "/bin/sh",
-        "-c",
-        WRAPPER_SCRIPT,
-        "harness-exec",
-        nonce,
-        req.workdir,
-        req.command,
-        req.fresh ? "fresh" : "",
-      ],
+      Cmd: ["/bin/sh", "-c", WRAPPER_SCRIPT, "harness-exec", nonce, req.workdir, req.command, req.startDir],
       Env: [`${EXEC_TAG_VAR}=${nonce}`],
       User: req.user,
       WorkingDir: req.workdir,
@@ -113,7 +115,10 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
     req.startDeadlineMs ?? START_DEADLINE_MS,
     "starting the exec",
   );
-  const demuxer = new Demuxer((name, payload) => scanners[name].push(payload));
+  flow.attach(stream);
+  const demuxer = new Demuxer((name, payload) =>
+    name === "stdout" ? startLine.push(payload) : scanners.stderr.push(payload),
+  );
 
   let timedOut = false;
   let canceled = false;
@@ -137,9 +142,20 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
 
   const kill = async () => {
     try {
+      // The wrapper prints its start line before the command runs; on a very short timeout it may
+      // still be on its way. Without it the killer still finds the command's tagged processes.
+      const start = await firstOf(startLine.whenDecided(), START_LINE_WAIT_MS);
       const out = await runSimpleExec(
         container,
-        ["/bin/sh", "-c", KILL_SCRIPT, "harness-kill", nonce, String(req.killGraceSeconds)],
+        [
+          "/bin/sh",
+          "-c",
+          KILL_SCRIPT,
+          "harness-kill",
+          nonce,
+          String(req.killGraceSeconds),
+          ...startArgs(start),
+        ],
         req.user,
         // The grace, a few rounds of KILL, and room for a slow engine.
         req.killGraceSeconds * 1000 + 10_000,
@@ -159,12 +175,14 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
   const timer = setTimeout(
     () => {
       timedOut = true;
+      flow.drain();
       killing ??= kill();
     },
     Math.min(req.timeoutMs, MAX_TIMER_MS),
   );
   const onAbort = () => {
     canceled = true;
+    flow.drain();
     killing ??= kill();
   };
   if (req.signal?.aborted) onAbort();
@@ -173,8 +191,9 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
   const poller = setInterval(async () => {
     try {
       const info = await exec.inspect();
-      // Give in-flight output a moment to arrive before calling it finished.
-      if (!info.Running) setTimeout(() => settle("inspect"), 200).unref();
+      // Give in-flight output a moment to arrive before calling it finished; time paused for a slow
+      // consumer does not count, or a finished command's last output (and marker) would be dropped.
+      if (!info.Running) flow.afterFlowing(200, () => settle("inspect"));
     } catch {
       settle("inspect-failed");
     }
@@ -183,9 +202,12 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
   const how = await finished;
   clearTimeout(timer);
   clearInterval(poller);
+  flow.close();
   req.signal?.removeEventListener("abort", onAbort);
   if ((how === "error" || how === "close") && !scanners.stdout.found) {
     // The connection dropped, not the command: stop it rather than leave it running unwatched.
+    // Nothing more arrives, so the start line is decided now: the kill need not wait for it.
+    startLine.flush();
     const running = await exec.inspect().then(
       (info) => info.Running,
       () => false,
@@ -194,6 +216,7 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
   }
   if (killing) await killing;
   stream.destroy();
+  startLine.flush();
   scanners.stdout.flush();
   scanners.stderr.flush();
 
@@ -205,7 +228,7 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
     const [rc = "", oom = "0", ...cwdParts] = marker.split(":");
     exitCode = Number.parseInt(rc, 10);
     oomKills = Number.parseInt(oom, 10) || 0;
-    endCwd = cwdParts.join(":") || undefined;
+    endCwd = plausibleCwd(cwdParts.join(":"));
   } else {
     exitCode = await exec
       .inspect()
@@ -273,6 +296,29 @@ export async function runSimpleExec(
   const out = Buffer.concat(chunks).toString("utf8");
   if (info.ExitCode !== 0) throw new Error(`helper exec exited with ${info.ExitCode}: ${out.slice(0, 200)}`);
   return out;
+}
+
+/** The killer's pid and start-time arguments; empty strings when the wrapper never said. */
+function startArgs(start: WrapperStart | undefined): [string, string] {
+  return start ? [String(start.pid), start.startTime] : ["", ""];
+}
+
+/** The end cwd the command's shell reported: the command controls it, so only a sane absolute path. */
+function plausibleCwd(path: string): string | undefined {
+  return path.startsWith("/") && path.length <= 4096 ? path : undefined;
+}
+
+/** `promise`'s value, or undefined when it has not settled after `ms`. */
+async function firstOf<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Rejects when `promise` has not settled after `ms`. */

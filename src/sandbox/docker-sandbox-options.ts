@@ -8,7 +8,7 @@ export interface DockerSandboxOptions {
   workspace: string;
   /** Use this existing image instead of building harness's own (it only needs /bin/sh). */
   image?: string | undefined;
-  /** "uid:gid"; default: the workspace owner's. Root (0) is refused. */
+  /** UID or UID:GID (decimal); default: the workspace owner's. uid 0 and gid 0 are refused in any spelling. */
   user?: string | undefined;
   network?: string | undefined;
   memoryBytes?: number | undefined;

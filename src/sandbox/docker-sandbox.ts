@@ -39,8 +39,10 @@ import {
 import { ensureSandboxImage } from "./image.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import { createLabels } from "./labels.js";
-import { planProtectedMounts, verifyProtectedMounts } from "./protected-paths.js";
+import { configNamedPaths, planProtectedMounts, verifyProtectedMounts } from "./protected-paths.js";
 import type { ExecOptions, ExecResult, Sandbox } from "./sandbox.js";
+import { resolveSandboxUser } from "./sandbox-user.js";
+import { describeSetIdFiles, stripSetIdBits } from "./strip-set-id.js";
 import { resolveWorkspace } from "./workspace.js";
 import { DEFAULT_COPY_LIMIT_BYTES, planWorkspaceCopy, type WorkspaceCopyPlan } from "./workspace-archive.js";
 import { stopContainersSharing } from "./workspace-quiesce.js";
@@ -88,12 +90,8 @@ export class DockerSandbox implements Sandbox {
 
   static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
     const { path: workspace, owner } = await resolveWorkspace(options.workspace);
-    const user = options.user ?? owner;
-    if (/^0(:|$)/.test(user)) {
-      throw new SandboxError(
-        `workspace '${workspace}' is owned by root, and harness never runs commands as root: pass --user UID:GID (e.g. 1000:1000) or chown the workspace to a normal user`,
-      );
-    }
+    // Canonical "uid:gid", never root in any spelling: this is the only user string Docker gets.
+    const user = resolveSandboxUser(workspace, owner, options.user);
     const docker = options.docker ?? (await connectDocker());
     // Copy mode scans (and checks the size limit) before anything is created, with no sandbox
     // process left running that could swap the tree under the scan.
@@ -206,14 +204,15 @@ export class DockerSandbox implements Sandbox {
     options: ExecOptions,
     timeoutMs: number,
   ): Promise<{ outcome: ExecOutcome; startCwd: string } | "not-started"> {
-    const fresh = this.fresh;
+    // The start directory is kept here, never in the container, where the command could rewrite it.
+    const startCwd = this.fresh ? this.workdir : this.cwd;
     let outcome: ExecOutcome;
     try {
       outcome = await runDockerExec(this.container, {
         command,
         user: this.settings.user,
         workdir: this.workdir,
-        fresh,
+        startDir: startCwd,
         timeoutMs,
         signal: options.signal,
         onOutput: options.onOutput,
@@ -227,7 +226,7 @@ export class DockerSandbox implements Sandbox {
     }
     if (neverStarted(outcome)) return "not-started";
     this.fresh = false;
-    return { outcome, startCwd: fresh ? this.workdir : this.cwd };
+    return { outcome, startCwd };
   }
 
   private async checkHealth(): Promise<"ok" | string> {
@@ -297,7 +296,13 @@ export class DockerSandbox implements Sandbox {
   /** Copy mode: writes reviewed changes to the host workspace; refused paths are in the result. */
   async applyChanges(changes: WorkspaceChanges): Promise<ApplyResult> {
     if (!this.copyPlan) throw new SandboxError("applyChanges() needs isolation 'copy'");
-    const refusePath = protectedPathRefusal(this.options.protect);
+    // The host's .git/config may name a hooks directory or an included config in the work tree.
+    const named = (await configNamedPaths(this.settings.workspace)).map((p) => p.path);
+    const protect = this.options.protect ?? {};
+    const refusePath = protectedPathRefusal({
+      ...protect,
+      extraPaths: [...(protect.extraPaths ?? []), ...named],
+    });
     await stopSharingContainers(this.docker, this.settings.workspace, this.options.onProgress);
     return applyCopyChanges(this.container, this.copyPlan, this.workdir, changes, refusePath);
   }
@@ -322,6 +327,11 @@ export class DockerSandbox implements Sandbox {
     if (this.gitBefore) {
       const changes = gitSurfaceChanges(this.gitBefore, await scanGitSurface(this.settings.workspace));
       for (const line of describeGitSurfaceChanges(this.settings.workspace, changes))
+        this.options.onProgress?.(line);
+    }
+    // Bind mode: no setuid/setgid file is left in the host's workspace (strip-set-id.ts).
+    if (!this.copyPlan) {
+      for (const line of describeSetIdFiles(await stripSetIdBits(this.settings.workspace)))
         this.options.onProgress?.(line);
     }
   }

@@ -1,3 +1,6 @@
+/** Longest marker line held back while waiting for its newline (the wrapper's are under 4.2 KB). */
+const MAX_MARKER_BYTES = 8192;
+
 /**
  * Finds the line the exec wrapper prints after the command finished, and passes every byte before it
  * on as output. This is how harness knows a command is done even while a background process it
@@ -23,10 +26,15 @@ export class EndMarkerScanner {
 
   push(chunk: Buffer): void {
     if (this.found) return;
-    const data = this.held.length > 0 ? Buffer.concat([this.held, chunk]) : chunk;
-    const at = data.indexOf(this.prefix);
-    if (at >= 0) {
+    let data = this.held.length > 0 ? Buffer.concat([this.held, chunk]) : chunk;
+    for (let at = data.indexOf(this.prefix); at >= 0; at = data.indexOf(this.prefix)) {
       const newline = data.indexOf(0x0a, at + this.prefix.length);
+      if (newline < 0 && data.length - at > MAX_MARKER_BYTES) {
+        // Longer than any marker the wrapper prints: output that only looks like one, not held.
+        this.onData(data.subarray(0, at + 1));
+        data = data.subarray(at + 1);
+        continue;
+      }
       if (at > 0) this.onData(data.subarray(0, at));
       if (newline < 0) {
         this.held = Buffer.from(data.subarray(at));

@@ -3,7 +3,12 @@
  * can (each fork costs ~3 ms) and need nothing but /bin/sh, so `--image` works with any image.
  */
 
-/** Where per-container harness state lives: a tiny tmpfs of its own, so a full /tmp cannot break it. */
+/**
+ * A tiny tmpfs every container mounts (container-spec.ts). harness keeps no state in it: all of it
+ * is writable by the command (same uid), so a fifo, link or garbage planted there would hang or
+ * steer whatever read it. The start directory and the wrapper's pid and start time are kept on the
+ * host and passed as arguments.
+ */
 export const STATE_DIR = "/run/harness";
 
 /** The env var that tags every process of one command; the killer finds them by it. */
@@ -11,6 +16,9 @@ export const EXEC_TAG_VAR = "HARNESS_EXEC";
 
 /** Starts the marker line; `\x1e\x1f` never occurs in ordinary text output. */
 export const MARKER_LEAD = "\u001e\u001fHARNESS-END:";
+
+/** Starts the line the wrapper prints first, before the command runs: nonce, its pid, its start time. */
+export const START_LEAD = "\u001e\u001fHARNESS-START:";
 
 /**
  * PID 1 of the container. It ignores the signals a sandbox user can send it, reaps every orphan
@@ -20,43 +28,66 @@ export const MARKER_LEAD = "\u001e\u001fHARNESS-END:";
 export const INIT_SCRIPT = `trap '' TERM INT HUP QUIT; while :; do sleep 2147483647 & wait; done`;
 
 /**
- * Runs one command: $1 nonce, $2 workspace dir, $3 command, $4 "fresh" to start in $2 (a new session).
- * - cwd persists: the command's shell saves `pwd` on exit, the next wrapper cds there.
+ * Runs one command: $1 nonce, $2 workspace dir (fallback), $3 command, $4 start dir.
+ * - first, before the command exists, one start line goes to stdout: nonce, the wrapper's pid and its
+ *   start time (/proc/$$/stat field 22). The host takes the first line of stdout for it, and hands
+ *   both to the killer; nothing the command can write is read back.
+ * - cwd persists through the host: the command's shell opens the pipe of the command substitution
+ *   only in its EXIT trap (through its parent's /proc/PID/fd/1) and writes `pwd` there, so nothing
+ *   the command starts holds that pipe (a background subshell would keep the call open). The host
+ *   passes it back as $4 next time; a directory that is gone or unusable falls back to the
+ *   workspace, then /.
  * - the command runs in bash when there is one (the tool is called bash), else sh.
  * - afterwards one marker line goes to stdout and one to stderr, carrying exit code, OOM kills seen
  *   by the container's memory cgroup during the command, and the new cwd. After the command it only
- *   uses builtins, so a full pid table cannot stop it reporting. Its own pid is the session
+ *   uses builtins, so a full pid table cannot stop it reporting (a fork that failed before the
+ *   command ran exits 2 without markers, as `neverStarted` expects). Its own pid is the session
  *   and process group of the whole command (runc makes each exec a session leader), so the killer
  *   can signal the group.
+ * It reads no file the sandbox user can write: a planted fifo or link can only hang the call that
+ * planted it (until its timeout), never a later one.
  */
 export const WRAPPER_SCRIPT = `
-S=${STATE_DIR}; id=$1; ws=$2; cmd=$3; fresh=$4
+id=$1; ws=$2; cmd=$3; start=$4
 oom() { OOM=0; for f in /sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events; do
   [ -r "$f" ] || continue; while read -r k n; do [ "$k" = oom_kill ] && OOM=$n; done < "$f"; return; done; }
 read -r st < /proc/$$/stat; set -- \${st##*) }; shift 19
-echo "$id $$ $1" > "$S/current" 2>/dev/null
+printf '${START_LEAD}%s:%s:%s\\n' "$id" "$$" "$1"
 oom; before=$OOM
-cwd=$ws; [ "$fresh" != fresh ] && [ -r "$S/cwd" ] && read -r cwd < "$S/cwd"
-cd "$cwd" 2>/dev/null || cd "$ws" 2>/dev/null || cd /
+cd "$start" 2>/dev/null || cd "$ws" 2>/dev/null || cd /
 if command -v bash >/dev/null 2>&1; then sh=bash; else sh=sh; fi
-"$sh" -c 'trap "pwd > ${STATE_DIR}/cwd" EXIT; eval "$1"' bash "$cmd"
-rc=$?
-oom; end=$ws; [ -r "$S/cwd" ] && read -r end < "$S/cwd"
+nl='
+'
+exec 4>&1
+out=$( ( exec "$sh" -c 'trap "{ pwd > /proc/$PPID/fd/1; } 2>/dev/null" EXIT; eval "$1"' bash "$cmd" 1>&4 4>&- ); echo "$?")
+sub=$?
+exec 4>&-
+rc=\${out##*"$nl"}; end=\${out%"$rc"}; end=\${end%"$nl"}
+# No status: the subshell died, killed (128+n) or unable to fork (2, and it said "Cannot fork").
+case $rc in ''|*[!0-9]*) exit "$sub" ;; esac
+case $end in /*) ;; *) end= ;; esac
+case $end in *"$nl"*) end= ;; esac
+[ \${#end} -le 4096 ] || end=
+oom
 printf '${MARKER_LEAD}%s:%s\\n' "$id" >&2
 printf '${MARKER_LEAD}%s:%s:%s:%s\\n' "$id" "$rc" "$((OOM - before))" "$end"
 `;
 
 /**
- * Kills one command and everything it started: $1 nonce, $2 grace seconds. TERM first, then KILL
- * whatever is left (a process that ignores TERM passes the ignore on to its children). Targets are
- * the wrapper's process group; every process carrying the command's tag in its environment (children
- * that called setsid and left the group); and every process that started after the wrapper did
- * (/proc/PID/stat field 22), outside the killer's own session: that catches a child that both left
- * the session and cleared its environment. harness runs one command at a time per sandbox, so a
- * process younger than the command is the command's.
+ * Kills one command and everything it started: $1 nonce, $2 grace seconds, $3 the wrapper's pid and
+ * $4 its start time, as the wrapper reported them to the host before the command ran (empty when it
+ * never did). TERM first, then KILL whatever is left (a process that ignores TERM passes the ignore on
+ * to its children). Targets are the wrapper's process group; every process carrying the command's
+ * tag in its environment (children that called setsid and left the group); and every process that
+ * started after the wrapper did (/proc/PID/stat field 22), outside the killer's own session: that
+ * catches a child that both left the session and cleared its environment. harness runs one command
+ * at a time per sandbox, so a process younger than the command is the command's. Nothing it reads
+ * can be written by the command: /proc and its arguments.
  */
 export const KILL_SCRIPT = `
-id=$1; grace=$2; S=${STATE_DIR}; me=$$
+id=$1; grace=$2; pg=$3; t0=$4; me=$$
+case $pg in ''|*[!0-9]*|0|1) pg="" ;; esac
+case $t0 in ''|*[!0-9]*) t0="" ;; esac
 targets() {
   T=""
   if echo | grep -qz . 2>/dev/null; then
@@ -77,8 +108,6 @@ late() {
     [ "$1" -ge "$t0" ] 2>/dev/null && case " $T " in *" $p "*) ;; *) T="$T $p" ;; esac
   done
 }
-pg=""; t0=""
-[ -r "$S/current" ] && read -r cid cpid ct0 < "$S/current" && [ "$cid" = "$id" ] && pg=$cpid && t0=$ct0
 [ -n "$pg" ] && kill -TERM -- "-$pg" 2>/dev/null
 targets; [ -n "$T" ] && kill -TERM $T 2>/dev/null
 i=0; while [ "$i" -lt "$((grace * 10))" ]; do targets; [ -z "$T" ] && break; sleep 0.1; i=$((i + 1)); done

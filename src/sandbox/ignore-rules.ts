@@ -74,7 +74,11 @@ export function createIgnoreMatcher(patterns: readonly string[], source = IGNORE
 export async function loadIgnoreMatcher(root: string): Promise<IgnoreMatcher> {
   let text = "";
   try {
-    const handle = await open(join(root, IGNORE_FILE), constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a fifo planted there would otherwise block open(2) until a writer came, forever.
+    const handle = await open(
+      join(root, IGNORE_FILE),
+      constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+    );
     try {
       const info = await handle.stat();
       if (info.isFile() && info.size <= MAX_IGNORE_FILE_BYTES) text = await handle.readFile("utf8");

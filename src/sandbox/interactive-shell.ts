@@ -10,7 +10,18 @@ export interface ShellIo {
   stdout: NodeJS.WriteStream;
 }
 
-const SHELL_SCRIPT = `cd "$1" 2>/dev/null; if command -v bash >/dev/null 2>&1; then exec bash --norc -i; else exec sh -i; fi`;
+/**
+ * An interactive bash reads files from the home directory as it starts, and the sandbox can plant a
+ * fifo at any of them (the home is its tmpfs): ~/.inputrc and ~/.terminfo hung the shell before its
+ * first prompt. So readline reads the image's inputrc, and ncurses the image's terminfo directory
+ * that has $TERM (found here, so it never falls through to ~/.terminfo); the container's HISTFILE
+ * is /dev/null (container-spec.ts).
+ */
+const SHELL_SCRIPT = `cd "$1" 2>/dev/null
+for d in /etc/terminfo /lib/terminfo /usr/share/terminfo /usr/lib/terminfo; do
+  [ -r "$d/\${TERM%"\${TERM#?}"}/$TERM" ] && { TERMINFO=$d; export TERMINFO; break; }
+done
+if command -v bash >/dev/null 2>&1; then exec bash --norc -i; else exec sh -i; fi`;
 
 /** Runs the shell until it exits; resolves with its exit code. */
 export async function runInteractiveShell(
@@ -24,7 +35,7 @@ export async function runInteractiveShell(
     User: user,
     WorkingDir: workdir,
     // The sandbox uid has no passwd entry; a fixed prompt avoids bash's "I have no name!".
-    Env: ["TERM=xterm-256color", "PS1=sandbox:\\w\\$ "],
+    Env: ["TERM=xterm-256color", "PS1=sandbox:\\w\\$ ", "INPUTRC=/etc/inputrc"],
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,

@@ -9,10 +9,11 @@
  * source, so a link planted in the workspace would put any host path into the container.
  */
 import { constants } from "node:fs";
-import { lchown, lstat, mkdir, open, readdir, realpath, rmdir, unlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, open, readdir } from "node:fs/promises";
 import { isAbsolute, join, posix } from "node:path";
 import type Docker from "dockerode";
 import { ConfigError, SandboxError } from "../errors.js";
+import { BeneathError, withBeneath } from "./beneath.js";
 import { type GitConfigPath, gitConfigWorkspacePaths } from "./git-config-paths.js";
 import { parseUserIds } from "./workspace.js";
 
@@ -88,20 +89,34 @@ async function kindOf(workspace: string, path: string): Promise<Found> {
 }
 
 /**
- * Creates an empty `.git/hooks` or `.git/config` that a task could otherwise create and fill. The
- * created path is checked afterwards: if `.git` was swapped for a symlink meanwhile, it is undone.
+ * Creates an empty `.git/hooks` or `.git/config` (or a path `.git/config` names) that a task could
+ * otherwise create and fill. Every directory on the way is opened without following a symlink
+ * (beneath.ts), so a parent swapped for a link by a process still running in the workspace's
+ * container cannot make harness (often root) create or chown a file elsewhere on the host.
  */
 async function createEmpty(workspace: string, path: string, type: "directory" | "file", owner: string) {
-  const full = join(workspace, path);
-  if (type === "directory") await mkdir(full, { mode: 0o755 });
-  else await writeFile(full, "", { flag: "wx", mode: 0o644 });
-  const real = await realpath(full);
-  if (real !== full) {
-    await (type === "directory" ? rmdir(real) : unlink(real));
-    throw new SandboxError(`'${path}' in ${workspace} moved while harness created it; not opening`);
-  }
+  const parts = path.split("/");
+  const name = parts.pop() as string;
   const { uid, gid } = parseUserIds(owner);
-  if (process.getuid?.() === 0) await lchown(full, uid, gid);
+  const asRoot = process.getuid?.() === 0;
+  await withBeneath(workspace, async (beneath) => {
+    const dir = await beneath.dir(parts).catch((error: unknown) => {
+      if (!(error instanceof BeneathError)) throw error;
+      throw new SandboxError(`'${path}' in ${workspace} cannot be created: ${error.message}; not opening`);
+    });
+    if (type === "directory") {
+      await mkdir(dir.at(name), { mode: 0o755 });
+      if (asRoot) await (await beneath.dir([...parts, name])).chown(uid, gid);
+      return;
+    }
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+    const handle = await open(dir.at(name), flags, 0o644);
+    try {
+      if (asRoot) await handle.chown(uid, gid);
+    } finally {
+      await handle.close();
+    }
+  });
 }
 
 /**
@@ -119,7 +134,7 @@ const GIT_DIR_EXTRAS = [
 ];
 
 /** What `.git/config` names in the work tree (git-config-paths.ts), read without following a link. */
-async function configNamedPaths(ws: string): Promise<GitConfigPath[]> {
+export async function configNamedPaths(ws: string): Promise<GitConfigPath[]> {
   const handle = await open(
     join(ws, ".git/config"),
     constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,

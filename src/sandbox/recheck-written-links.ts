@@ -1,7 +1,21 @@
 import { lstat, readlink, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { BeneathError, type BeneathRoot } from "./beneath.js";
 import type { ExtractResult } from "./strict-extract-types.js";
 import { resolveSymlink } from "./strict-paths.js";
+
+/** Removes the symlink at root-relative `path` if it still points at `target`; never through a link. */
+async function removeLink(beneath: BeneathRoot, path: string, target: string | undefined): Promise<void> {
+  const parts = path.split("/");
+  const name = parts.pop() as string;
+  const dir = await beneath.dir(parts).catch((error: unknown) => {
+    // A parent swapped for a link or removed since: what is there now is not the link written.
+    if (error instanceof BeneathError) return undefined;
+    throw error;
+  });
+  if (!dir) return;
+  const info = await lstat(dir.at(name)).catch(() => undefined);
+  if (info?.isSymbolicLink() && (await readlink(dir.at(name))) === target) await unlink(dir.at(name));
+}
 
 /**
  * Each symlink was resolved when it was written, but a later entry can change what it leads to (with
@@ -11,7 +25,7 @@ import { resolveSymlink } from "./strict-paths.js";
  * a new link that leads outside, or that makes an old one do so, is removed, until none does.
  */
 export async function resolveLinksAgain(
-  root: string,
+  beneath: BeneathRoot,
   links: readonly { path: string; target: string }[],
   recheck: readonly string[],
   result: ExtractResult,
@@ -20,16 +34,14 @@ export async function resolveLinksAgain(
   const remove = async (path: string, reason: string) => {
     const target = ours.get(path);
     ours.delete(path);
-    const info = await lstat(join(root, path)).catch(() => undefined);
-    if (info?.isSymbolicLink() && (await readlink(join(root, path))) === target)
-      await unlink(join(root, path));
+    await removeLink(beneath, path, target);
     result.written = result.written.filter((p) => p !== path);
     result.refused.push({ path, reason: `removed again: ${reason}` });
   };
   for (let changed = true; changed; ) {
     changed = false;
     for (const path of [...ours.keys()]) {
-      const resolved = await resolveSymlink(root, path);
+      const resolved = await resolveSymlink(beneath, path);
       if (resolved.refusal) {
         await remove(path, resolved.refusal);
         changed = true;
@@ -37,7 +49,7 @@ export async function resolveLinksAgain(
     }
     for (const path of recheck) {
       if (ours.has(path)) continue;
-      const resolved = await resolveSymlink(root, path);
+      const resolved = await resolveSymlink(beneath, path);
       if (!resolved.escapes) continue;
       for (const link of resolved.followed.filter((p) => ours.has(p))) {
         await remove(link, `it makes the symlink ${path} point outside the workspace`);

@@ -32,6 +32,16 @@ export interface SandboxTree {
 }
 
 export async function readSandboxTree(source: Readable, options: ReadTreeOptions): Promise<SandboxTree> {
+  try {
+    return await readTree(source, options);
+  } finally {
+    // Stopping early (over the limit) must let go of the engine's archive stream: left open and
+    // paused, it kept the container busy, and removing the container then hung.
+    source.destroy();
+  }
+}
+
+async function readTree(source: Readable, options: ReadTreeOptions): Promise<SandboxTree> {
   const result: SandboxTree = { tree: new Map(), contents: new Map(), unsafeNames: [] };
   let total = 0;
   let kept = 0;

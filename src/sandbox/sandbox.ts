@@ -10,8 +10,19 @@ export interface ExecOptions {
   timeoutMs?: number;
   /** Aborting kills the command the same way a timeout does; the result has `isCanceled: true`. */
   signal?: AbortSignal;
-  /** Called with chunks of output as they arrive (already capped per call); for live display only. */
-  onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void;
+  /**
+   * Called with each chunk of output as it arrives: every byte, also those cut from the result.
+   * Returning a promise asks for backpressure: no more output is read from the command until it
+   * settles (the chunks of a read already under way, at most 64 KiB, may still come), so a command
+   * that keeps writing blocks on its full pipe instead of piling up in host memory. The timeout and
+   * `signal` still apply while waiting. Once the command is being killed, output is read again
+   * whatever the consumer does, and if a chunk comes while a promise is still pending, the consumer
+   * gets nothing more from that command (no gaps: its output just stops there).
+   *
+   * Contract: should not throw or reject; if it does, that is logged and ignored (a rejected promise
+   * counts as settled).
+   */
+  onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void | Promise<void>;
 }
 
 /** The outcome of one command. A subset of execa's result (`types/return/result.d.ts`). */

@@ -1,3 +1,4 @@
+import type { BeneathRoot } from "./beneath.js";
 import type { Refusal } from "./strict-paths.js";
 import type { TreeEntry } from "./tree-diff.js";
 
@@ -40,6 +41,8 @@ export interface ExtractResult {
 
 /** Running totals of one extraction. */
 export interface ExtractState {
+  /** The open root: every path is reached through it, never through a symlink. */
+  beneath: BeneathRoot;
   /** Bytes of file content written. */
   total: number;
   /** Symlinks written, with their targets. */

@@ -7,6 +7,7 @@
  */
 import type { Readable } from "node:stream";
 import { extract as tarExtract } from "tar-stream";
+import { withBeneath } from "./beneath.js";
 import { resolveLinksAgain } from "./recheck-written-links.js";
 import type { ExtractResult, ExtractState, StrictExtractOptions } from "./strict-extract-types.js";
 import { safeComponents } from "./strict-paths.js";
@@ -16,10 +17,24 @@ export type { ExtractResult, StrictExtractOptions } from "./strict-extract-types
 export type { Refusal } from "./strict-paths.js";
 
 export async function strictExtract(source: Readable, options: StrictExtractOptions): Promise<ExtractResult> {
+  try {
+    return await withBeneath(options.root, (beneath) => extractBeneath(source, options, beneath));
+  } finally {
+    // However it ended (an error mid-archive too), the engine's archive stream is let go of: left
+    // open and paused, it keeps the container busy, and removing the container then hangs.
+    source.destroy();
+  }
+}
+
+async function extractBeneath(
+  source: Readable,
+  options: StrictExtractOptions,
+  beneath: ExtractState["beneath"],
+): Promise<ExtractResult> {
   const result: ExtractResult = { written: [], refused: [], notes: [] };
   const refusedPaths: string[] = [];
   const seen = new Set<string>();
-  const state: ExtractState = { total: 0, links: [] };
+  const state: ExtractState = { beneath, total: 0, links: [] };
   const extract = tarExtract();
   source.on("error", (error) => extract.destroy(error));
   source.pipe(extract);
@@ -51,7 +66,7 @@ export async function strictExtract(source: Readable, options: StrictExtractOpti
     if (!seen.has(path)) result.refused.push({ path, reason: "missing from the sandbox's archive" });
   }
   if (state.links.length > 0)
-    await resolveLinksAgain(options.root, state.links, options.recheckLinks ?? [], result);
+    await resolveLinksAgain(beneath, state.links, options.recheckLinks ?? [], result);
   return result;
 }
 

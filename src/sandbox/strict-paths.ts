@@ -1,11 +1,13 @@
 /**
  * Path checks for writing untrusted archive entries into a host directory, as node-tar does them:
- * no absolute names, no `..`, nothing through a symlink (every parent is checked with lstat and
- * never followed), symlink targets only inside the root. See shared/notes/sandbox-pitfalls.md
- * ("Host side", CVE-2018-15664).
+ * no absolute names, no `..`, nothing through a symlink (every parent is opened through beneath.ts
+ * and never followed, so one swapped for a link after the check is not followed either), symlink
+ * targets only inside the root. See shared/notes/sandbox-pitfalls.md ("Host side", CVE-2018-15664).
  */
-import { lstat, mkdir, readlink, rmdir, unlink } from "node:fs/promises";
-import { join, posix } from "node:path";
+import type { Stats } from "node:fs";
+import { lstat, readlink, rmdir, unlink } from "node:fs/promises";
+import { posix } from "node:path";
+import { type BeneathDir, BeneathError, type BeneathRoot, withBeneath } from "./beneath.js";
 
 /** A path that was not written or deleted, and why. A refusal is a result, not an exception. */
 export interface Refusal {
@@ -53,6 +55,28 @@ export interface LinkResolution {
   followed: string[];
 }
 
+/** lstat, and readlink for a symlink, of root-relative `rel`; undefined when missing or under a non-directory. */
+async function lookUp(
+  beneath: BeneathRoot,
+  rel: string,
+): Promise<{ info: Stats; link?: string } | undefined> {
+  const parts = rel.split("/");
+  const name = parts.pop() as string;
+  let dir: BeneathDir;
+  try {
+    dir = await beneath.dir(parts);
+  } catch (error) {
+    if (error instanceof BeneathError && error.code !== "ELOOP") return undefined;
+    throw error;
+  }
+  const info = await lstat(dir.at(name)).catch((error: unknown) => {
+    if (code(error) === "ENOENT" || code(error) === "ENOTDIR") return undefined;
+    throw error;
+  });
+  if (!info?.isSymbolicLink()) return info && { info };
+  return { info, link: await readlink(dir.at(name)) };
+}
+
 /**
  * Resolves the symlink at root-relative `path` component by component against the host tree (lstat
  * and readlink, never open), following every link on the way, the way `readlink -f` does: with
@@ -60,8 +84,13 @@ export interface LinkResolution {
  * stands in for the link's own target when it is not written yet. Also refused: a link to an
  * absolute path anywhere on the way, more than 40 links, and `..` out of a component that is not a
  * directory (missing, or a file): it is one later, so a link created there could change the answer.
+ * Walks `beneath` elsewhere: a `BeneathDir` taken before is not valid afterwards.
  */
-export async function resolveSymlink(root: string, path: string, target?: string): Promise<LinkResolution> {
+export async function resolveSymlink(
+  beneath: BeneathRoot,
+  path: string,
+  target?: string,
+): Promise<LinkResolution> {
   const stack: string[] = [];
   const queue = path.split("/");
   const followed: string[] = [];
@@ -89,12 +118,20 @@ export async function resolveSymlink(root: string, path: string, target?: string
     let link: string | undefined;
     if (rel === path && target !== undefined) link = target;
     else {
-      const info = await lstat(join(root, rel)).catch((error: unknown) => {
-        if (code(error) === "ENOENT" || code(error) === "ENOTDIR") return undefined;
+      let found: Awaited<ReturnType<typeof lookUp>>;
+      try {
+        found = await lookUp(beneath, rel);
+      } catch (error) {
+        // Every directory on the stack was one when it was looked at: it was swapped meanwhile.
+        if (error instanceof BeneathError)
+          return { refusal: `path goes through a symlink (${error.at})`, escapes: false, followed };
+        // A link replaced or removed between its lstat and its readlink.
+        if (code(error) === "EINVAL" || code(error) === "ENOENT")
+          return { refusal: `${rel} changed while the symlink was resolved`, escapes: false, followed };
         throw error;
-      });
-      if (info?.isSymbolicLink()) link = await readlink(join(root, rel));
-      else if (!info?.isDirectory()) notDirectory = rel;
+      }
+      if (found?.link !== undefined) link = found.link;
+      else if (!found?.info.isDirectory()) notDirectory = rel;
     }
     if (link === undefined) continue;
     if (followed.length === 0) own = link;
@@ -115,30 +152,25 @@ export async function resolveSymlink(root: string, path: string, target?: string
 }
 
 /**
- * Checks every parent directory of `parts` under `root` with lstat: a symlink or a non-directory
- * is a refusal reason; a missing one is created (mode 0755) when `create`, else "missing".
+ * Reaches the parent directory of `parts` under the root, every component opened through its
+ * parent and never through a symlink: a symlink or a non-directory on the way is a refusal reason
+ * (a string); a missing one is created (mode 0755) when `create`, else "missing". The directory
+ * returned is the one checked, whatever is swapped in at its path afterwards.
  */
 export async function checkParents(
-  root: string,
+  beneath: BeneathRoot,
   parts: readonly string[],
   create: boolean,
-): Promise<string | undefined> {
-  for (let i = 1; i < parts.length; i++) {
-    const rel = parts.slice(0, i).join("/");
-    const full = join(root, rel);
-    const info = await lstat(full).catch((error: unknown) => {
-      if (code(error) === "ENOENT") return undefined;
-      throw error;
-    });
-    if (!info) {
-      if (!create) return "missing";
-      await mkdir(full, { mode: 0o755 });
-      continue;
-    }
-    if (info.isSymbolicLink()) return `path goes through a symlink (${rel})`;
-    if (!info.isDirectory()) return `parent ${rel} is not a directory`;
+): Promise<BeneathDir | string> {
+  try {
+    return await beneath.dir(parts.slice(0, -1), create ? 0o755 : undefined);
+  } catch (error) {
+    if (!(error instanceof BeneathError)) throw error;
+    const at = error.at === "" ? "the workspace root" : error.at;
+    if (error.code === "ELOOP") return `path goes through a symlink (${at})`;
+    if (error.code === "ENOTDIR") return `parent ${at} is not a directory`;
+    return create ? `parent ${at} disappeared while it was created` : "missing";
   }
-  return undefined;
 }
 
 /**
@@ -155,38 +187,40 @@ export async function strictDelete(
   const deleted: string[] = [];
   const refused: Refusal[] = [];
   const held = paths.filter((path) => refusePath?.(path) !== undefined);
-  for (const path of [...paths].sort().reverse()) {
-    const parts = safeComponents(path);
-    if (!Array.isArray(parts) || parts.length === 0) {
-      refused.push(Array.isArray(parts) ? { path, reason: "the workspace root" } : parts);
-      continue;
+  await withBeneath(root, async (beneath) => {
+    for (const path of [...paths].sort().reverse()) {
+      const parts = safeComponents(path);
+      if (!Array.isArray(parts) || parts.length === 0) {
+        refused.push(Array.isArray(parts) ? { path, reason: "the workspace root" } : parts);
+        continue;
+      }
+      const above = held.find((h) => path.startsWith(`${h}/`));
+      const policy = refusePath?.(parts.join("/")) ?? (above && `inside ${above}, which was refused`);
+      if (policy) {
+        refused.push({ path, reason: policy });
+        continue;
+      }
+      const parent = await checkParents(beneath, parts, false);
+      if (parent === "missing") continue;
+      if (typeof parent === "string") {
+        refused.push({ path, reason: parent });
+        continue;
+      }
+      const name = parts.at(-1) as string;
+      const info = await lstat(parent.at(name)).catch(() => undefined);
+      if (!info) continue;
+      try {
+        if (info.isDirectory()) await rmdir(parent.at(name));
+        else await unlink(parent.at(name));
+        deleted.push(path);
+      } catch (error) {
+        const why =
+          code(error) === "ENOTEMPTY"
+            ? "directory is not empty (holds files that were not copied)"
+            : beneath.explain(String(error));
+        refused.push({ path, reason: why });
+      }
     }
-    const above = held.find((h) => path.startsWith(`${h}/`));
-    const policy = refusePath?.(parts.join("/")) ?? (above && `inside ${above}, which was refused`);
-    if (policy) {
-      refused.push({ path, reason: policy });
-      continue;
-    }
-    const parentProblem = await checkParents(root, parts, false);
-    if (parentProblem === "missing") continue;
-    if (parentProblem) {
-      refused.push({ path, reason: parentProblem });
-      continue;
-    }
-    const full = join(root, ...parts);
-    const info = await lstat(full).catch(() => undefined);
-    if (!info) continue;
-    try {
-      if (info.isDirectory()) await rmdir(full);
-      else await unlink(full);
-      deleted.push(path);
-    } catch (error) {
-      const why =
-        code(error) === "ENOTEMPTY"
-          ? "directory is not empty (holds files that were not copied)"
-          : String(error);
-      refused.push({ path, reason: why });
-    }
-  }
+  });
   return { deleted, refused };
 }

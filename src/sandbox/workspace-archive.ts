@@ -5,10 +5,10 @@
  */
 import { once } from "node:events";
 import type { FileHandle } from "node:fs/promises";
-import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pack } from "tar-stream";
 import { ConfigError, SandboxError } from "../errors.js";
+import { withBeneath } from "./beneath.js";
 import { type IgnoreMatcher, loadIgnoreMatcher } from "./ignore-rules.js";
 import { openRegularFile, scanWorkspace, type WorkspaceScan } from "./workspace-scan.js";
 
@@ -66,29 +66,33 @@ export function packWorkspace(plan: WorkspaceCopyPlan, owner: { uid: number; gid
   const produce = async () => {
     archive.entry({ name: "/", type: "directory", mode: 0o755, ...owner });
     let total = 0;
-    for (const e of plan.scan.entries) {
-      const header = { mode: e.mode, mtime: e.mtime, ...owner };
-      if (e.type === "directory") archive.entry({ ...header, name: `${e.path}/`, type: "directory" });
-      else if (e.type === "symlink") {
-        archive.entry({ ...header, name: e.path, type: "symlink", linkname: e.linkname ?? "" });
-      } else {
-        const handle = await openRegularFile(join(plan.root, e.path)).catch((error: unknown) => {
-          // Unreadable, or replaced by a symlink or fifo since the scan: left out, and out of the diff.
-          plan.scan.skipped.push({
-            path: e.path,
-            reason: `not copied (${(error as NodeJS.ErrnoException).code})`,
+    // Entries come parents first, so each directory is opened once (beneath.ts).
+    await withBeneath(plan.root, async (beneath) => {
+      for (const e of plan.scan.entries) {
+        const header = { mode: e.mode, mtime: e.mtime, ...owner };
+        if (e.type === "directory") archive.entry({ ...header, name: `${e.path}/`, type: "directory" });
+        else if (e.type === "symlink") {
+          archive.entry({ ...header, name: e.path, type: "symlink", linkname: e.linkname ?? "" });
+        } else {
+          const handle = await openRegularFile(beneath, e.path).catch((error: unknown) => {
+            // Unreadable, or replaced by a symlink or fifo (itself or a parent) since the scan: left
+            // out, and out of the diff.
+            plan.scan.skipped.push({
+              path: e.path,
+              reason: `not copied (${(error as NodeJS.ErrnoException).code})`,
+            });
+            return undefined;
           });
-          return undefined;
-        });
-        if (!handle) continue;
-        total += await packFile(archive, handle, { ...header, name: e.path });
-        if (total > plan.limitBytes) {
-          throw new ConfigError(
-            `workspace '${plan.root}' grew past the copy limit of ${formatBytes(plan.limitBytes)} while it was being copied`,
-          );
+          if (!handle) continue;
+          total += await packFile(archive, handle, { ...header, name: e.path });
+          if (total > plan.limitBytes) {
+            throw new ConfigError(
+              `workspace '${plan.root}' grew past the copy limit of ${formatBytes(plan.limitBytes)} while it was being copied`,
+            );
+          }
         }
       }
-    }
+    });
     archive.finalize();
   };
   const done = produce().catch((error: unknown) => {

@@ -1,12 +1,13 @@
 /**
  * Walking the host workspace for copy mode with lstat only: a symlink is recorded as a symlink and
  * never followed (a link in the workspace can point anywhere on the host), sockets, fifos and
- * devices are left out, and nothing under an ignored path is visited.
+ * devices are left out, and nothing under an ignored path is visited. Every directory is reached
+ * through beneath.ts, so one swapped for a symlink during the walk is not followed either.
  */
 import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { type FileHandle, lstat, open, readdir, readlink } from "node:fs/promises";
-import { join } from "node:path";
+import { type BeneathDir, type BeneathRoot, withBeneath } from "./beneath.js";
 import type { IgnoreMatcher } from "./ignore-rules.js";
 import type { Tree, TreeEntry } from "./tree-diff.js";
 
@@ -49,30 +50,42 @@ function specialKind(info: import("node:fs").Stats): string {
 
 export async function scanWorkspace(root: string, ignored: IgnoreMatcher): Promise<WorkspaceScan> {
   const scan: WorkspaceScan = { entries: [], skipped: [], totalBytes: 0 };
-  const walk = async (dir: string): Promise<void> => {
+  // Parents first: `dir` stays open while its subdirectories are walked (see BeneathRoot).
+  const walk = async (beneath: BeneathRoot, parts: string[]): Promise<void> => {
+    const rel = parts.join("/");
+    let dir: BeneathDir;
     let names: string[];
     try {
-      names = (await readdir(join(root, dir))).sort();
+      dir = await beneath.dir(parts);
+      names = (await readdir(dir.path)).sort();
     } catch (error) {
       scan.skipped.push({
-        path: dir,
+        path: rel,
         reason: `unreadable directory (${(error as NodeJS.ErrnoException).code})`,
       });
       return;
     }
     for (const name of names) {
-      const path = dir === "" ? name : `${dir}/${name}`;
-      const info = await lstat(join(root, path)).catch(() => undefined);
+      const path = rel === "" ? name : `${rel}/${name}`;
+      const info = await lstat(dir.at(name)).catch(() => undefined);
       // Gone since readdir (the user is editing): nothing to copy.
       if (!info) continue;
       if (ignored(path, info.isDirectory())) continue;
       const common = { path, mode: info.mode & 0o777, mtime: info.mtime };
       if (info.isSymbolicLink()) {
-        const linkname = await readlink(join(root, path));
+        const linkname = await readlink(dir.at(name)).catch((error: unknown) => {
+          // Replaced or removed since the lstat: left out, and out of the diff.
+          scan.skipped.push({
+            path,
+            reason: `changed while read (${(error as NodeJS.ErrnoException).code})`,
+          });
+          return undefined;
+        });
+        if (linkname === undefined) continue;
         scan.entries.push({ ...common, type: "symlink", size: 0, linkname });
       } else if (info.isDirectory()) {
         scan.entries.push({ ...common, type: "directory", size: 0 });
-        await walk(path);
+        await walk(beneath, [...parts, name]);
       } else if (info.isFile()) {
         scan.entries.push({ ...common, type: "file", size: info.size });
         scan.totalBytes += info.size;
@@ -81,16 +94,20 @@ export async function scanWorkspace(root: string, ignored: IgnoreMatcher): Promi
       }
     }
   };
-  await walk("");
+  await withBeneath(root, (beneath) => walk(beneath, []));
   return scan;
 }
 
 /**
- * Opens a workspace file for reading without following a symlink (ELOOP) or blocking on a fifo
- * that replaced it since the scan; anything but a regular file is refused.
+ * Opens the workspace file at root-relative `path` for reading without following a symlink at any
+ * component (ELOOP) or blocking on a fifo that replaced it since the scan; anything but a regular
+ * file is refused.
  */
-export async function openRegularFile(path: string): Promise<FileHandle> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+export async function openRegularFile(beneath: BeneathRoot, path: string): Promise<FileHandle> {
+  const parts = path.split("/");
+  const name = parts.pop() as string;
+  const dir = await beneath.dir(parts);
+  const handle = await open(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   if (!(await handle.stat()).isFile()) {
     await handle.close();
     throw Object.assign(new Error(`${path} is no longer a regular file`), { code: "ENOTFILE" });
@@ -98,8 +115,8 @@ export async function openRegularFile(path: string): Promise<FileHandle> {
   return handle;
 }
 
-async function hashFile(path: string): Promise<string> {
-  const handle = await openRegularFile(path);
+async function hashFile(beneath: BeneathRoot, path: string): Promise<string> {
+  const handle = await openRegularFile(beneath, path);
   try {
     const hash = createHash("sha256");
     for await (const chunk of handle.createReadStream({ autoClose: false })) hash.update(chunk);
@@ -115,18 +132,23 @@ async function hashFile(path: string): Promise<string> {
  */
 export async function hostTree(root: string, scan: WorkspaceScan): Promise<Tree> {
   const tree: Tree = new Map();
-  for (const e of scan.entries) {
-    const entry: TreeEntry = { type: e.type, mode: e.mode, size: e.size };
-    if (e.linkname !== undefined) entry.linkname = e.linkname;
-    if (e.type === "file") {
-      try {
-        entry.sha256 = await hashFile(join(root, e.path));
-      } catch (error) {
-        scan.skipped.push({ path: e.path, reason: `unreadable (${(error as NodeJS.ErrnoException).code})` });
-        continue;
+  await withBeneath(root, async (beneath) => {
+    for (const e of scan.entries) {
+      const entry: TreeEntry = { type: e.type, mode: e.mode, size: e.size };
+      if (e.linkname !== undefined) entry.linkname = e.linkname;
+      if (e.type === "file") {
+        try {
+          entry.sha256 = await hashFile(beneath, e.path);
+        } catch (error) {
+          scan.skipped.push({
+            path: e.path,
+            reason: `unreadable (${(error as NodeJS.ErrnoException).code})`,
+          });
+          continue;
+        }
       }
+      tree.set(e.path, entry);
     }
-    tree.set(e.path, entry);
-  }
+  });
   return tree;
 }

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import { lchown, symlink, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
 import type { Header } from "tar-stream";
 import { placeDirectory, replaceWith, writeTemp } from "./extract-entry-placement.js";
 import type { ExtractResult, ExtractState, StrictExtractOptions } from "./strict-extract-types.js";
@@ -50,40 +49,41 @@ export async function writeEntry(
   if (state.total + size > (options.maxTotalBytes ?? GiB)) {
     return `total size limit reached (${options.maxTotalBytes ?? GiB} bytes)`;
   }
-  const parentProblem = await checkParents(options.root, parts, true);
-  if (parentProblem) return parentProblem;
+  const { beneath } = state;
+  let parent = await checkParents(beneath, parts, true);
+  if (typeof parent === "string") return parent;
   if (type === "symlink") {
     // After checkParents: the link's parents must exist for `..` to be resolved through them.
-    const resolved = await resolveSymlink(options.root, path, h.linkname ?? "");
+    const resolved = await resolveSymlink(beneath, path, h.linkname ?? "");
     if (resolved.refusal) return resolved.refusal;
+    // Resolving walked other directories: reach the parent again, through the same checks.
+    parent = await checkParents(beneath, parts, true);
+    if (typeof parent === "string") return parent;
   }
-  const full = join(options.root, ...parts);
+  // Every name below is in `parent`, the directory just checked, whatever is swapped in at its path.
+  const name = parts.at(-1) as string;
   if (((h.mode ?? 0) & 0o7000) !== 0)
     result.notes.push({ path, reason: "setuid/setgid/sticky bits stripped" });
   try {
     if (type === "directory") {
-      await placeDirectory(full, mode);
-      if (options.chownTo) await lchown(full, options.chownTo.uid, options.chownTo.gid);
+      await placeDirectory(beneath, parent, parts, mode, options.chownTo);
     } else {
-      const temp = join(
-        dirname(full),
-        `.${basename(full).slice(0, 64)}.harness-${randomBytes(6).toString("hex")}`,
-      );
-      if (type === "symlink") await symlink(h.linkname ?? "", temp);
+      const temp = `.${name.slice(0, 64)}.harness-${randomBytes(6).toString("hex")}`;
+      if (type === "symlink") await symlink(h.linkname ?? "", parent.at(temp));
       else {
         state.total += size;
-        const sha256 = await writeTemp(entry, temp, mode);
+        const sha256 = await writeTemp(entry, parent, temp, mode);
         if (wanted && wanted.sha256 !== sha256) {
-          await unlink(temp);
+          await unlink(parent.at(temp));
           return "content changed in the sandbox since it was reviewed";
         }
       }
-      if (options.chownTo) await lchown(temp, options.chownTo.uid, options.chownTo.gid);
-      await replaceWith(temp, full);
+      if (options.chownTo) await lchown(parent.at(temp), options.chownTo.uid, options.chownTo.gid);
+      await replaceWith(parent, temp, name);
       if (type === "symlink") state.links.push({ path, target: h.linkname ?? "" });
     }
   } catch (error) {
-    return `could not write: ${(error as Error).message}`;
+    return `could not write: ${beneath.explain((error as Error).message)}`;
   }
   result.written.push(path);
   return undefined;

@@ -56,7 +56,7 @@ describe.skipIf(skipDocker)("CIS Docker Benchmark, container runtime (section 5)
       Devices: [{ PathOnHost: "/dev/sda", PathInContainer: "/dev/sda", CgroupPermissions: "rwm" }],
       CgroupParent: "/custom",
     });
-    bad.container.Config.User = "0";
+    bad.container.Config.User = "000:000"; // root, however spelled
     bad.container.Mounts.push(
       { Type: "bind", Source: "/etc", Destination: "/host-etc", Mode: "", RW: true, Propagation: "rshared" },
       {
@@ -102,5 +102,28 @@ describe.skipIf(skipDocker)("CIS Docker Benchmark, container runtime (section 5)
       "5.30",
       "5.31",
     ]);
+
+    // A custom seccomp profile passes 5.21 only while it allows nothing beyond Docker's default.
+    const custom = (profile: object) => {
+      const changed: CisInput = structuredClone(input);
+      changed.container.HostConfig.SecurityOpt = [`seccomp=${JSON.stringify(profile)}`];
+      return evaluateCis(changed).find((r) => r.id === "5.21")?.status;
+    };
+    const ours = ((input.container.HostConfig.SecurityOpt as string[] | null) ?? []).find((o) =>
+      o.startsWith("seccomp="),
+    );
+    expect(ours).toBeDefined();
+    const profile = JSON.parse(ours?.slice("seccomp=".length) ?? "{}");
+    expect(custom(profile)).toBe("PASS");
+    expect(custom({ ...profile, defaultAction: "SCMP_ACT_ALLOW" })).toBe("FAIL");
+    const extra = {
+      names: ["kexec_load"],
+      action: "SCMP_ACT_ALLOW",
+      args: [],
+      comment: "",
+      includes: {},
+      excludes: {},
+    };
+    expect(custom({ ...profile, syscalls: [...profile.syscalls, extra] })).toBe("FAIL");
   });
 });

@@ -99,6 +99,22 @@ describe.skipIf(skipDocker)("adversarial: making the host's git run a command", 
     expect(ran(ws.path)).toEqual([]);
   });
 
+  it("copy mode never applies a hook to the work-tree hooks directory that .git/config names", async () => {
+    using ws = makeWorkspace();
+    hostGit(ws.path, ["-c", "init.defaultBranch=main", "init", "-q"]);
+    hostGit(ws.path, ["config", "core.hooksPath", "githooks"]);
+    mkdirSync(join(ws.path, "githooks"));
+    chownAll(ws.path);
+    await using sandbox = await DockerSandbox.open({ workspace: ws.path, isolation: "copy" });
+    await sandbox.exec(
+      `printf '#!/bin/sh\\ntouch ${ws.path}/RAN-copy\\n' > githooks/pre-commit && echo ok > notes.txt`,
+    );
+    const applied = await sandbox.applyChanges(await sandbox.exportChanges());
+    expect(applied.written).toEqual(["notes.txt"]);
+    expect(applied.refused.map((r) => r.path)).toEqual(["githooks/pre-commit"]);
+    expect(existsSync(join(ws.path, "githooks/pre-commit"))).toBe(false);
+  });
+
   it("reports every way it planted what git would run, after ending the run's background processes", async () => {
     using ws = makeWorkspace();
     using lib = makeWorkspace("harness-lib-");

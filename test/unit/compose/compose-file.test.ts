@@ -78,7 +78,14 @@ function toCreateOptions(service: Service): Docker.ContainerCreateOptions {
       options.NetworkDisabled = v === "none";
     },
     cap_drop: (v: string[]) => (host.CapDrop = v),
-    security_opt: (v: string[]) => (host.SecurityOpt = v),
+    // Compose reads a seccomp profile from its file (relative to the project) and sends it compacted.
+    security_opt: (v: string[]) =>
+      (host.SecurityOpt = v.map((opt) => {
+        const profile = /^seccomp[=:](?!unconfined$)(.+)$/.exec(opt)?.[1];
+        return profile === undefined
+          ? opt
+          : `seccomp=${JSON.stringify(JSON.parse(readFileSync(root(profile), "utf8")))}`;
+      })),
     privileged: (v: boolean) => (host.Privileged = v),
     read_only: (v: boolean) => (host.ReadonlyRootfs = v),
     tmpfs: (v: string[]) =>

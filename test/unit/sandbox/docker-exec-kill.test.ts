@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { type ExecRequest, runDockerExec, runSimpleExec } from "../../../src/sandbox/docker-exec.js";
-import { KILL_SCRIPT, MARKER_LEAD } from "../../../src/sandbox/exec-scripts.js";
-import { execRequest, FakeContainer, type HelperPlan } from "./fake-docker.js";
+import { KILL_SCRIPT, MARKER_LEAD, START_LEAD } from "../../../src/sandbox/exec-scripts.js";
+import {
+  execRequest,
+  FAKE_WRAPPER_PID,
+  FAKE_WRAPPER_START,
+  FakeContainer,
+  type HelperPlan,
+} from "./fake-docker.js";
 
 function request(overrides: Partial<ExecRequest> = {}): ExecRequest {
   return execRequest({ command: "sleep 1000", killGraceSeconds: 3, ...overrides });
@@ -32,8 +38,38 @@ describe("runDockerExec timeouts and cancels", () => {
     expect(outcome.stdout.toString()).toBe(`compiling\nstep 2${MARKER_LEAD.slice(0, 2)}`);
     expect(outcome.stderr.toString()).toBe("still going\n");
     const nonce = fake.created[0]?.Cmd?.[4];
-    expect(fake.killCmds).toEqual([["/bin/sh", "-c", KILL_SCRIPT, "harness-kill", nonce, "3"]]);
+    // The wrapper's pid and start time come from its start line on the exec stream, not from a file.
+    expect(fake.killCmds).toEqual([
+      [
+        "/bin/sh",
+        "-c",
+        KILL_SCRIPT,
+        "harness-kill",
+        nonce,
+        "3",
+        String(FAKE_WRAPPER_PID),
+        FAKE_WRAPPER_START,
+      ],
+    ]);
     expect(fake.created[1]?.User).toBe("1000:1000");
+  });
+
+  it("hands the killer the first start line only: a look-alike the command prints is its output", async () => {
+    const fake = new FakeContainer((run) => {
+      run.stdout(`${START_LEAD}${run.nonce}:1:0\n`);
+    });
+    const outcome = await runDockerExec(fake.container, request({ timeoutMs: 50 }));
+    expect(outcome.timedOut).toBe(true);
+    expect(fake.killCmds[0]?.slice(-2)).toEqual([String(FAKE_WRAPPER_PID), FAKE_WRAPPER_START]);
+    expect(outcome.stdout.toString()).toBe(`${START_LEAD}${fake.created[0]?.Cmd?.[4]}:1:0\n`);
+  });
+
+  it("still kills by the command's tag when the wrapper printed no start line", async () => {
+    const fake = new FakeContainer((run) => run.stdout("compiling\n"), false);
+    const outcome = await runDockerExec(fake.container, request({ timeoutMs: 50 }));
+    expect(outcome).toMatchObject({ timedOut: true, killFailed: false });
+    expect(fake.killCmds[0]?.slice(-2)).toEqual(["", ""]);
+    expect(outcome.stdout.toString()).toBe("compiling\n");
   });
 
   it("reports the pids the kill exec says survived", async () => {

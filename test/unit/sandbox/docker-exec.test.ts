@@ -16,17 +16,17 @@ function request(overrides: Partial<ExecRequest> = {}): ExecRequest {
 }
 
 describe("runDockerExec", () => {
-  it("creates the exec with the wrapper, a fresh nonce, the tag env var and no TTY", async () => {
+  it("creates the exec with the wrapper, a fresh nonce, the start dir, the tag env var and no TTY", async () => {
     const fake = new FakeContainer((run) => run.stream.write(run.markerFrames(0, "/work")));
-    await runDockerExec(fake.container, request({ command: "ls -la", fresh: true }));
-    await runDockerExec(fake.container, request());
+    await runDockerExec(fake.container, request({ command: "ls -la" }));
+    await runDockerExec(fake.container, request({ startDir: "/tmp/a dir" }));
     const [first, second] = fake.created;
     const nonce = first?.Cmd?.[4] ?? "";
     expect(nonce).toMatch(/^[0-9a-f]{16}$/);
     expect(second?.Cmd?.[4]).not.toBe(nonce);
     expect(first?.Cmd?.slice(0, 2)).toEqual(["/bin/sh", "-c"]);
-    expect(first?.Cmd?.slice(3)).toEqual(["harness-exec", nonce, "/work", "ls -la", "fresh"]);
-    expect(second?.Cmd?.[7]).toBe("");
+    expect(first?.Cmd?.slice(3)).toEqual(["harness-exec", nonce, "/work", "ls -la", "/work"]);
+    expect(second?.Cmd?.[7]).toBe("/tmp/a dir");
     expect(first).toMatchObject({
       Env: [`HARNESS_EXEC=${nonce}`],
       User: "1000:1000",
@@ -181,7 +181,9 @@ describe("runDockerExec", () => {
       request({
         headBytes: 16,
         tailBytes: 16,
-        onOutput: (name, chunk) => seen[name].push(Buffer.from(chunk)),
+        onOutput: (name, chunk) => {
+          seen[name].push(Buffer.from(chunk));
+        },
       }),
     );
     expect(Buffer.concat(seen.stdout).equals(data.stdout)).toBe(true);

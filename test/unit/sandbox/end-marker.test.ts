@@ -131,3 +131,17 @@ describe("EndMarkerScanner", () => {
     }
   });
 });
+
+describe("EndMarkerScanner's bound", () => {
+  it("passes on a marker-looking line longer than any marker instead of holding it", () => {
+    const { scanner: s, output } = scanner();
+    const long = `${PREFIX}${"x".repeat(10_000)}`;
+    s.push(Buffer.from(long.slice(0, 5000)));
+    s.push(Buffer.from(long.slice(5000)));
+    // Nothing is kept back once the line is too long to be a marker, and a real one still counts.
+    expect(output()).toBe(long);
+    s.push(Buffer.from(`${PREFIX}0:0:/work\n`));
+    expect(s.payload).toBe("0:0:/work");
+    expect(output()).toBe(long);
+  });
+});

@@ -7,7 +7,7 @@
 import { PassThrough } from "node:stream";
 import type Docker from "dockerode";
 import type { ExecRequest } from "../../../src/sandbox/docker-exec.js";
-import { MARKER_LEAD } from "../../../src/sandbox/exec-scripts.js";
+import { MARKER_LEAD, START_LEAD } from "../../../src/sandbox/exec-scripts.js";
 
 /** One frame of Docker's attach stream: type byte, three zero bytes, big-endian length, payload. */
 export function frame(type: number, payload: string | Buffer): Buffer {
@@ -35,7 +35,7 @@ export class FakeRun {
     return this.options.Cmd ?? [];
   }
 
-  /** Cmd is ["/bin/sh", "-c", WRAPPER, "harness-exec", nonce, workdir, command, fresh]. */
+  /** Cmd is ["/bin/sh", "-c", WRAPPER, "harness-exec", nonce, workdir, command, startDir]. */
   get nonce(): string {
     return this.cmd[4] ?? "";
   }
@@ -46,6 +46,11 @@ export class FakeRun {
 
   stderr(data: string | Buffer): void {
     this.stream.write(frame(2, data));
+  }
+
+  /** The line the wrapper prints first, before the command runs: its pid and start time. */
+  startFrame(pid = FAKE_WRAPPER_PID, startTime = FAKE_WRAPPER_START): Buffer {
+    return frame(1, `${START_LEAD}${this.nonce}:${pid}:${startTime}\n`);
   }
 
   /** The wrapper's two marker lines as frames, stderr first as the wrapper prints them. */
@@ -65,6 +70,10 @@ export class FakeRun {
     this.state = { Running: false, ExitCode: exitCode };
   }
 }
+
+/** The pid and start time the fake wrapper reports in its start line. */
+export const FAKE_WRAPPER_PID = 4242;
+export const FAKE_WRAPPER_START = "9000017";
 
 /** How every other exec (the kill exec, helpers) behaves. */
 export interface HelperPlan {
@@ -90,8 +99,14 @@ export class FakeContainer {
   private resolveStarted: (run: FakeRun) => void = () => {};
   private current: FakeRun | undefined;
 
-  /** `onStart` runs inside `start()`, before the stream is handed over (writes are buffered). */
-  constructor(private readonly onStart?: (run: FakeRun) => void) {
+  /**
+   * `onStart` runs inside `start()`, before the stream is handed over (writes are buffered), after
+   * the wrapper's start line unless `startLine` is false (a wrapper that died before printing it).
+   */
+  constructor(
+    private readonly onStart?: (run: FakeRun) => void,
+    private readonly startLine = true,
+  ) {
     this.started = new Promise((resolve) => {
       this.resolveStarted = resolve;
     });
@@ -115,6 +130,7 @@ export class FakeContainer {
     return {
       id,
       start: async () => {
+        if (this.startLine) run.stream.write(run.startFrame());
         this.onStart?.(run);
         this.resolveStarted(run);
         return run.stream;
@@ -179,7 +195,7 @@ export function execRequest(overrides: Partial<ExecRequest> = {}): ExecRequest {
     command: "true",
     user: "1000:1000",
     workdir: "/work",
-    fresh: false,
+    startDir: "/work",
     timeoutMs: 10_000,
     headBytes: 1000,
     tailBytes: 1000,

@@ -1,4 +1,14 @@
-import { mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  closeSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -62,6 +72,26 @@ describe("ignore rules", () => {
       expect(ignored("other.txt", false)).toBe(false);
       expect(ignored(".harness", true)).toBe(true);
     } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("does not block on a fifo planted as .harnessignore (copy mode would hang before it starts)", async () => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), "harness-ignore-")));
+    const fifo = join(root, ".harnessignore");
+    execFileSync("mkfifo", [fifo]);
+    try {
+      const outcome = await Promise.race([
+        loadIgnoreMatcher(root).then(() => "returned"),
+        // Generous: it returns at once unless open(2) waits for a writer.
+        new Promise((resolve) => setTimeout(resolve, 5000, "blocked")),
+      ]);
+      expect(outcome).toBe("returned");
+    } finally {
+      // Releases an open(2) that blocked (a writer arrives), so the worker can end.
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {}
       rmSync(root, { recursive: true, force: true });
     }
   });

@@ -11,7 +11,7 @@ function kib(): { maxRssKiB: number; rssKiB: number } {
 }
 
 async function harnessFlood(workspace: string): Promise<FloodReport> {
-  const { DockerSandbox } = await import("../src/sandbox/docker-sandbox.js");
+  const { DockerSandbox } = await import("../src/sandbox/docker/docker-sandbox.js");
   const sandbox = await DockerSandbox.open({ workspace });
   // Warm the exec path (code loaded, JIT, sockets) before taking the baseline.
   for (let i = 0; i < 3; i++) await sandbox.exec("true");

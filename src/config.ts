@@ -5,8 +5,8 @@
  */
 import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
-import { normalizeProtectPath } from "./sandbox/protected-paths.js";
-import { parseSandboxUser } from "./sandbox/sandbox-user.js";
+import { parseSandboxUser } from "./sandbox/docker/sandbox-user.js";
+import { normalizeProtectPath } from "./sandbox/host/protected-paths.js";
 
 /** Flags as commander parses them; every one optional. */
 export interface CliFlags {

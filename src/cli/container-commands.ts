@@ -2,9 +2,9 @@
 import { realpath } from "node:fs/promises";
 import { type CliFlags, loadSandboxConfig } from "../config.js";
 import { ConfigError } from "../errors.js";
-import { listHarnessContainers, removeHarnessContainers } from "../sandbox/container-registry.js";
-import { connectDocker } from "../sandbox/docker-client.js";
-import { ensureSandboxImage } from "../sandbox/image.js";
+import { listHarnessContainers, removeHarnessContainers } from "../sandbox/docker/container-registry.js";
+import { connectDocker } from "../sandbox/docker/docker-client.js";
+import { ensureSandboxImage } from "../sandbox/docker/image.js";
 import { reviewCopyChanges } from "./copy-changes.js";
 import { openSandbox } from "./sandbox-from-config.js";
 

@@ -3,8 +3,8 @@
  * the workspace, then write it to the host only on `--apply` or a "y" typed at a terminal.
  */
 import { createInterface } from "node:readline/promises";
-import type { DockerSandbox } from "../sandbox/docker-sandbox.js";
-import { displayPath } from "../sandbox/tree-diff.js";
+import { displayPath } from "../sandbox/copy/tree-diff.js";
+import type { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 
 export interface ReviewIo {

@@ -10,9 +10,9 @@ import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../config.
 import { formatCall, formatSummary, reportToJson } from "../replay/format-report.js";
 import { readTranscript } from "../replay/read-transcript.js";
 import { type ReplayReport, replayCalls } from "../replay/replay.js";
-import { listHarnessContainers, removeHarnessContainers } from "../sandbox/container-registry.js";
-import { connectDocker } from "../sandbox/docker-client.js";
-import { parseUserIds } from "../sandbox/workspace.js";
+import { listHarnessContainers, removeHarnessContainers } from "../sandbox/docker/container-registry.js";
+import { connectDocker } from "../sandbox/docker/docker-client.js";
+import { parseUserIds } from "../sandbox/host/workspace.js";
 import { EXIT } from "./exit-codes.js";
 import { openSandbox } from "./sandbox-from-config.js";
 

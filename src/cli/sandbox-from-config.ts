@@ -1,6 +1,6 @@
 /** Opens the workspace's sandbox with the CLI's settings; build progress goes to stderr. */
 import type { SandboxConfig } from "../config.js";
-import { DockerSandbox } from "../sandbox/docker-sandbox.js";
+import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
 
 export async function openSandbox(
   config: SandboxConfig,

@@ -6,7 +6,7 @@
  */
 import type { AgentRunResult } from "../agent/agent-types.js";
 import type { AgentEvents } from "../agent/events.js";
-import type { SandboxSettings } from "../sandbox/container-spec.js";
+import type { SandboxSettings } from "../sandbox/docker/container-spec.js";
 import { HARNESS_VERSION } from "../version.js";
 import type { ResultMessage } from "./result-summary.js";
 import { assistantMessage, toolResultMessage } from "./stream-json-messages.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { type CisInput, collectCisInput, evaluateCis } from "../../scripts/cis-checks.js";
-import { DockerSandbox } from "../../src/sandbox/docker-sandbox.js";
+import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace } from "../support/workspace.js";
 

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { connectDocker } from "../../src/sandbox/docker-client.js";
-import { DockerSandbox } from "../../src/sandbox/docker-sandbox.js";
-import { contextHash, ensureSandboxImage, sandboxContextDir } from "../../src/sandbox/image.js";
-import { LABEL_WORKSPACE } from "../../src/sandbox/labels.js";
+import { connectDocker } from "../../src/sandbox/docker/docker-client.js";
+import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
+import { contextHash, ensureSandboxImage, sandboxContextDir } from "../../src/sandbox/docker/image.js";
+import { LABEL_WORKSPACE } from "../../src/sandbox/docker/labels.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace } from "../support/workspace.js";
 

@@ -7,9 +7,12 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { listHarnessContainers, removeHarnessContainers } from "../../src/sandbox/container-registry.js";
-import { connectDocker } from "../../src/sandbox/docker-client.js";
-import { ensureSandboxImage } from "../../src/sandbox/image.js";
+import {
+  listHarnessContainers,
+  removeHarnessContainers,
+} from "../../src/sandbox/docker/container-registry.js";
+import { connectDocker } from "../../src/sandbox/docker/docker-client.js";
+import { ensureSandboxImage } from "../../src/sandbox/docker/image.js";
 import { dockerAvailable, dockerRequired } from "./docker-available.js";
 
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DockerSandbox } from "../../../src/sandbox/docker-sandbox.js";
+import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../../support/workspace.js";
 

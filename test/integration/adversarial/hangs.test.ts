@@ -2,7 +2,7 @@ import { PassThrough } from "node:stream";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { SandboxError } from "../../../src/errors.js";
-import { DockerSandbox } from "../../../src/sandbox/docker-sandbox.js";
+import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import type { ExecResult } from "../../../src/sandbox/sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { runCli } from "../../support/run-cli.js";

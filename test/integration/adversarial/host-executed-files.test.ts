@@ -11,7 +11,7 @@ import {
 import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { DockerSandbox } from "../../../src/sandbox/docker-sandbox.js";
+import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../../support/workspace.js";
 

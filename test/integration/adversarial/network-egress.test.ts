@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:net";
 import { describe, expect, it } from "vitest";
-import { DockerSandbox } from "../../../src/sandbox/docker-sandbox.js";
+import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace } from "../../support/workspace.js";
 

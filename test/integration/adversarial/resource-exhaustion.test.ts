@@ -1,7 +1,7 @@
 import { statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DockerSandbox } from "../../../src/sandbox/docker-sandbox.js";
+import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace } from "../../support/workspace.js";
 

@@ -3,7 +3,7 @@ import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DockerSandbox } from "../../../src/sandbox/docker-sandbox.js";
+import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace, TEST_UID } from "../../support/workspace.js";
 

@@ -1,8 +1,8 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { reviewCopyChanges } from "../../../src/cli/copy-changes.js";
-import type { ApplyResult, WorkspaceChanges } from "../../../src/sandbox/copy-workspace.js";
-import type { DockerSandbox } from "../../../src/sandbox/docker-sandbox.js";
+import type { ApplyResult, WorkspaceChanges } from "../../../src/sandbox/copy/copy-workspace.js";
+import type { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 
 const CHANGES: WorkspaceChanges = {
   changes: [{ kind: "A", path: "a.txt", differs: [], after: { type: "file", mode: 0o644, size: 2 } }],

@@ -14,7 +14,7 @@ import {
   containerCreateOptions,
   DEFAULT_LIMITS,
   type SandboxSettings,
-} from "../../../src/sandbox/container-spec.js";
+} from "../../../src/sandbox/docker/container-spec.js";
 
 const root = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 type Service = Record<string, unknown>;

@@ -1,0 +1,52 @@
+import { randomBytes } from "node:crypto";
+import type { Readable } from "node:stream";
+import type Docker from "dockerode";
+import { HarnessError, SandboxError } from "../../errors.js";
+import { containerName } from "../docker/container-lifecycle.js";
+import { parseUserIds } from "../host/workspace.js";
+import { removeOrphanedCopies } from "./orphaned-copies.js";
+import { packWorkspace, type WorkspaceCopyPlan } from "./workspace-archive.js";
+
+/**
+ * Creates a throwaway container, puts the workspace into its volume, then starts it. Copy-mode
+ * containers left behind by harness processes that are gone are removed first.
+ */
+export async function createCopyContainer(
+  docker: Docker,
+  create: Docker.ContainerCreateOptions,
+  plan: WorkspaceCopyPlan,
+  user: string,
+  workdir: string,
+): Promise<Docker.Container> {
+  await removeOrphanedCopies(docker);
+  const name = `${containerName(plan.root)}-copy-${randomBytes(4).toString("hex")}`;
+  const container = await docker.createContainer({ ...create, name }).catch((error: unknown) => {
+    throw new SandboxError(`creating the copy-mode container failed: ${(error as Error).message}`, {
+      cause: error,
+    });
+  });
+  try {
+    const packed = packWorkspace(plan, parseUserIds(user));
+    await Promise.all([packed.done, container.putArchive(packed.stream, { path: workdir })]);
+    await container.start();
+  } catch (error) {
+    await container.remove({ force: true, v: true }).catch(() => {});
+    if (error instanceof HarnessError) throw error;
+    throw new SandboxError(`copying the workspace into the sandbox failed: ${(error as Error).message}`, {
+      cause: error,
+      containerId: container.id,
+    });
+  }
+  return container;
+}
+
+export async function archiveOf(container: Docker.Container, workdir: string): Promise<Readable> {
+  try {
+    return (await container.getArchive({ path: workdir })) as unknown as Readable;
+  } catch (error) {
+    throw new SandboxError(`reading the sandbox's workspace failed: ${(error as Error).message}`, {
+      cause: error,
+      containerId: container.id,
+    });
+  }
+}

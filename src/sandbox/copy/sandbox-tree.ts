@@ -1,0 +1,100 @@
+/**
+ * Reading the sandbox's copy of the workspace, as the Docker archive API returns it, into a tree
+ * that can be compared with the host's. Nothing is written to disk here: files are hashed as they
+ * stream by, and small ones are kept in memory for the diff only when they differ from the host.
+ */
+import { createHash } from "node:crypto";
+import type { Readable } from "node:stream";
+import { extract as tarExtract } from "tar-stream";
+import { SandboxError } from "../../errors.js";
+import { safeComponents } from "../host/strict-paths.js";
+import type { Tree, TreeEntry } from "./tree-diff.js";
+
+export interface ReadTreeOptions {
+  /** Leading part of every name, e.g. "workspace/". */
+  stripPrefix: string;
+  /** Content bytes allowed in total; more is a SandboxError (the copy grew past the limit). */
+  maxTotalBytes: number;
+  /** The host tree: a file is kept for the diff only when it is new or its hash differs. */
+  host: Tree;
+  /** Largest file kept for the diff. */
+  keepFileBytes: number;
+  /** Most bytes kept for diffs in total. */
+  keepTotalBytes: number;
+}
+
+export interface SandboxTree {
+  tree: Tree;
+  /** Content of changed files small enough to diff, by path. */
+  contents: Map<string, Buffer>;
+  /** Names the tree leaves out because they are not safe paths (they are refused at apply too). */
+  unsafeNames: string[];
+}
+
+export async function readSandboxTree(source: Readable, options: ReadTreeOptions): Promise<SandboxTree> {
+  try {
+    return await readTree(source, options);
+  } finally {
+    // Stopping early (over the limit) must let go of the engine's archive stream: left open and
+    // paused, it kept the container busy, and removing the container then hung.
+    source.destroy();
+  }
+}
+
+async function readTree(source: Readable, options: ReadTreeOptions): Promise<SandboxTree> {
+  const result: SandboxTree = { tree: new Map(), contents: new Map(), unsafeNames: [] };
+  let total = 0;
+  let kept = 0;
+  const extract = tarExtract();
+  source.on("error", (error) => extract.destroy(error));
+  source.pipe(extract);
+  for await (const entry of extract) {
+    const h = entry.header;
+    const parts = h.name.startsWith(options.stripPrefix)
+      ? safeComponents(h.name.slice(options.stripPrefix.length))
+      : undefined;
+    const path = Array.isArray(parts) ? parts.join("/") : undefined;
+    const hash = createHash("sha256");
+    const chunks: Buffer[] = [];
+    const keep =
+      h.type === "file" && h.size <= options.keepFileBytes && kept + h.size <= options.keepTotalBytes;
+    for await (const chunk of entry) {
+      const bytes = chunk as Buffer;
+      total += bytes.length;
+      if (total > options.maxTotalBytes) {
+        throw new SandboxError(
+          `the sandbox's workspace holds more than the copy limit (${options.maxTotalBytes} bytes); nothing was applied`,
+        );
+      }
+      hash.update(bytes);
+      if (keep) chunks.push(bytes);
+    }
+    if (path === undefined) {
+      if (h.name !== options.stripPrefix && `${h.name}/` !== options.stripPrefix)
+        result.unsafeNames.push(h.name);
+      continue;
+    }
+    if (path === "") continue;
+    const entryOut: TreeEntry = {
+      type: h.type === "contiguous-file" ? "file" : h.type,
+      mode: h.mode & 0o777,
+      size: h.size,
+    };
+    if (h.type === "file") entryOut.sha256 = hash.digest("hex");
+    if (h.type === "symlink") entryOut.linkname = h.linkname;
+    if (h.type === "link") {
+      // Docker archives a second name of a file as a hard link to the first: same content.
+      const target = safeComponents(h.linkname.slice(options.stripPrefix.length));
+      const linked = Array.isArray(target) ? result.tree.get(target.join("/")) : undefined;
+      Object.assign(entryOut, { type: "file", size: linked?.size ?? 0, sha256: linked?.sha256 });
+      entryOut.hardLinkTo = Array.isArray(target) ? target.join("/") : h.linkname;
+    }
+    result.tree.set(path, entryOut);
+    const before = options.host.get(path);
+    if (keep && (before?.type !== "file" || before.sha256 !== entryOut.sha256)) {
+      result.contents.set(path, Buffer.concat(chunks));
+      kept += h.size;
+    }
+  }
+  return result;
+}

@@ -1,0 +1,136 @@
+/**
+ * The sandbox container's settings and their translation into a Docker create request. This is the
+ * one place the hardening is defined; docker-compose.yml is checked against it by a test.
+ */
+import { createHash } from "node:crypto";
+import type Docker from "dockerode";
+import { type ProtectedMount, protectedBindMounts } from "../host/protected-paths.js";
+import { parseUserIds } from "../host/workspace.js";
+import { INIT_SCRIPT, STATE_DIR } from "./exec-scripts.js";
+import { seccompSecurityOpt } from "./seccomp-profile.js";
+
+/** How a workspace's sandbox container is set up. Every field has a CLI flag or a fixed reason. */
+export interface SandboxSettings {
+  /** Image to run. */
+  image: string;
+  /** Host path of the workspace (resolved, real path). */
+  workspace: string;
+  /** Where the workspace appears in the container; also the default cwd. */
+  workdir: string;
+  /** "uid:gid" every process runs as: the workspace owner, never root. */
+  user: string;
+  /** Docker network mode: "none" (default), "bridge", or a network name. */
+  network: string;
+  /** Memory limit in bytes (swap disabled: the same number). */
+  memoryBytes: number;
+  /** CPU limit in cores. */
+  cpus: number;
+  /** Maximum number of processes (fork bombs stop here). */
+  pidsLimit: number;
+  /** Size of the /tmp tmpfs in MiB (an unsized tmpfs counts against memory and can wedge the container). */
+  tmpSizeMiB: number;
+  /** Size of the home directory tmpfs in MiB. */
+  homeSizeMiB: number;
+  /** OCI runtime, e.g. "runsc" for gVisor; undefined for the engine's default. */
+  runtime?: string | undefined;
+  /** Workspace paths mounted again over the workspace, read-only (protected-paths.ts); none when absent. */
+  protectedMounts?: readonly ProtectedMount[] | undefined;
+  /**
+   * "bind" (default): the workspace is bind-mounted. "copy": nothing of the host is mounted; the
+   * workdir is an anonymous volume that copy-container.ts fills (NoCopy: an image's own files there
+   * would otherwise show up as changes).
+   */
+  isolation?: "bind" | "copy" | undefined;
+}
+
+export const HOME_DIR = "/home/sandbox";
+
+export const DEFAULT_LIMITS = {
+  memoryBytes: 2 * 1024 ** 3,
+  cpus: 2,
+  pidsLimit: 512,
+  tmpSizeMiB: 512,
+  homeSizeMiB: 256,
+} as const;
+
+/** The whole environment of the container: nothing from the host, so no secret can leak in. */
+export function sandboxEnv(): string[] {
+  return [
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    `HOME=${HOME_DIR}`,
+    "LANG=C.UTF-8",
+    "TERM=dumb",
+    "PAGER=cat",
+    "GIT_PAGER=cat",
+    "PYTHONUNBUFFERED=1",
+    "HISTFILE=/dev/null",
+  ];
+}
+
+function tmpfsOptions(sizeMiB: number, owner: string | undefined, mode: string, noexec = false): string {
+  const ids = owner === undefined ? undefined : parseUserIds(owner);
+  const ownerOpts = ids === undefined ? "" : `,uid=${ids.uid},gid=${ids.gid}`;
+  return `rw,nosuid,nodev${noexec ? ",noexec" : ""},size=${sizeMiB}m,mode=${mode}${ownerOpts}`;
+}
+
+/** Copy mode's workdir: an anonymous volume (empty Source), removed with the container. */
+function copyVolumeMount(target: string): Docker.MountSettings {
+  // @types/dockerode marks Labels and DriverConfig required; the Engine API does not.
+  const VolumeOptions = { NoCopy: true } as Docker.MountSettings["VolumeOptions"];
+  return { Type: "volume", Source: "", Target: target, VolumeOptions };
+}
+
+/** The HostConfig part: every limit and every dropped privilege. */
+export function hostConfig(s: SandboxSettings): Docker.HostConfig {
+  return {
+    Mounts:
+      s.isolation === "copy"
+        ? [copyVolumeMount(s.workdir)]
+        : [
+            { Type: "bind", Source: s.workspace, Target: s.workdir, ReadOnly: false },
+            ...protectedBindMounts(s.workspace, s.workdir, s.protectedMounts ?? []),
+          ],
+    NetworkMode: s.network,
+    CapDrop: ["ALL"],
+    // Docker's default seccomp profile plus rules refusing setuid/setgid modes (seccomp-profile.ts).
+    SecurityOpt: ["no-new-privileges:true", seccompSecurityOpt()],
+    ReadonlyRootfs: true,
+    Tmpfs: {
+      "/tmp": tmpfsOptions(s.tmpSizeMiB, undefined, "1777"),
+      [HOME_DIR]: tmpfsOptions(s.homeSizeMiB, s.user, "0700"),
+      [STATE_DIR]: tmpfsOptions(1, s.user, "0700", true),
+    },
+    Memory: s.memoryBytes,
+    MemorySwap: s.memoryBytes,
+    NanoCpus: Math.round(s.cpus * 1e9),
+    PidsLimit: s.pidsLimit,
+    IpcMode: "private",
+    Privileged: false,
+    Init: false,
+    RestartPolicy: { Name: "no" },
+    Ulimits: [{ Name: "core", Soft: 0, Hard: 0 }],
+    ...(s.runtime ? { Runtime: s.runtime } : {}),
+  };
+}
+
+/** The full create request, minus name and labels. */
+export function containerCreateOptions(s: SandboxSettings): Docker.ContainerCreateOptions {
+  return {
+    Image: s.image,
+    Cmd: ["/bin/sh", "-c", INIT_SCRIPT],
+    User: s.user,
+    WorkingDir: s.workdir,
+    Env: sandboxEnv(),
+    Tty: false,
+    OpenStdin: false,
+    AttachStdin: false,
+    StopTimeout: 1,
+    NetworkDisabled: s.network === "none",
+    HostConfig: hostConfig(s),
+  };
+}
+
+/** Changes whenever anything that shapes the container changes: then it is recreated, not reused. */
+export function configHash(options: Docker.ContainerCreateOptions): string {
+  return createHash("sha256").update(JSON.stringify(options)).digest("hex").slice(0, 16);
+}

@@ -1,0 +1,64 @@
+/** From what an exec did (`ExecOutcome`) to what the caller gets (`ExecResult`). */
+
+import type { ExecResult } from "../sandbox.js";
+import type { ExecOutcome } from "./docker-exec.js";
+
+export interface ResultContext {
+  /** The timeout the command ran with. */
+  timeoutMs: number;
+  /** The container's memory limit, named in an OOM message. */
+  memoryBytes: number;
+  /** The directory the command started in. */
+  cwd: string;
+  /** What the sandbox did around this command (recoveries), for the model. */
+  notices: string[];
+}
+
+export function toExecResult(command: string, o: ExecOutcome, context: ResultContext): ExecResult {
+  const oomKilled = o.oomKills > 0;
+  const notices = [...context.notices];
+  if (o.survivors.length > 0) {
+    notices.push(
+      `processes still running after the kill (pids ${o.survivors.join(" ")}): they left the command's session and cleared its environment tag`,
+    );
+  }
+  const shortMessage = o.timedOut
+    ? `Command timed out after ${context.timeoutMs} milliseconds`
+    : o.canceled
+      ? "Command was canceled"
+      : oomKilled
+        ? `Command was killed by the out-of-memory killer (memory limit ${Math.round(context.memoryBytes / 1024 ** 2)} MiB)`
+        : o.exitCode === 0
+          ? ""
+          : `Command failed with exit code ${o.exitCode ?? "unknown"}`;
+  return {
+    command,
+    stdout: o.stdout.toString(),
+    stderr: o.stderr.toString(),
+    exitCode: o.exitCode,
+    failed: o.exitCode !== 0 || o.timedOut || o.canceled,
+    timedOut: o.timedOut,
+    isCanceled: o.canceled,
+    isTruncated: o.stdout.isTruncated || o.stderr.isTruncated,
+    oomKilled,
+    stdoutBytes: o.stdout.totalBytes,
+    stderrBytes: o.stderr.totalBytes,
+    durationMs: o.durationMs,
+    cwd: context.cwd,
+    shortMessage,
+    notices,
+  };
+}
+
+/**
+ * True when the wrapper died before starting the command, so running it again cannot repeat any of
+ * its effects: runc failed to exec (exit 126, e.g. no pids left), or the wrapper's own fork failed
+ * (dash prints "harness-exec: N: Cannot fork", naming the wrapper's $0, and exits 2; the wrapper
+ * forks only before the command).
+ */
+export function neverStarted(o: ExecOutcome): boolean {
+  if (!o.wrapperLost) return false;
+  const output = `${o.stdout.toString()}\n${o.stderr.toString()}`;
+  if (o.exitCode === 126 && /OCI runtime exec failed/.test(output)) return true;
+  return o.exitCode === 2 && /^harness-exec: \d+: Cannot fork$/m.test(o.stderr.toString());
+}

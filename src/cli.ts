@@ -1,7 +1,6 @@
 /**
  * The command line. The only place that loads `.env`, sets `process.exitCode`, and wires the parts
- * together (mini-swe-agent `run/mini.py`). Heavy modules load inside each command, so `harness exec`
- * never pays for the model SDK.
+ * together. Heavy modules load inside each command, so `harness exec` never pays for the model SDK.
  */
 import { Command, Option } from "commander";
 import { config as loadDotenv } from "dotenv";

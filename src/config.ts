@@ -1,12 +1,13 @@
 /**
  * Settings from flags and environment (after `.env` is loaded), validated once and frozen.
  * Explicit flags win over env; env is read when `loadConfig` is called, not at import, so a `.env`
- * loaded later still applies (anthropic-sdk `src/client.ts`, testcontainers `getReaperImage`).
+ * loaded later still applies.
  */
 import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
 import { parseSandboxUser } from "./sandbox/docker/sandbox-user.js";
 import { normalizeProtectPath } from "./sandbox/host/protected-paths.js";
+import { SANDBOX_DEFAULTS, type SandboxRequest } from "./sandbox/sandbox-request.js";
 
 /** Flags as commander parses them; every one optional. */
 export interface CliFlags {
@@ -44,21 +45,9 @@ export interface CliFlags {
 export const OUTPUT_FORMATS = ["text", "json", "stream-json"] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
-export interface SandboxConfig {
-  /** Host path of the workspace as given (resolved later by the sandbox). */
-  workspace: string;
-  image: string | undefined;
+/** The sandbox request (sandbox-request.ts) as flags and env give it, with what the CLI always decides. */
+export interface SandboxConfig extends SandboxRequest {
   network: string;
-  /** Canonical "uid:gid" (sandbox-user.ts), never root; undefined: the workspace owner's. */
-  user: string | undefined;
-  runtime: string | undefined;
-  memoryBytes: number | undefined;
-  /** Size of the /tmp tmpfs, MiB. */
-  tmpSizeMiB: number | undefined;
-  /** Size of the home directory tmpfs, MiB. */
-  homeSizeMiB: number | undefined;
-  cpus: number | undefined;
-  pidsLimit: number | undefined;
   /**
    * Read-only mounts of files the host runs later (git hooks and config, `.envrc`, `.vscode`…).
    * Flags only, no env var: a `.env` in the workspace must not be able to turn them off.
@@ -69,8 +58,6 @@ export interface SandboxConfig {
    * back only when asked. Flags only, like `protect`: a `.env` must not be able to switch copy off.
    */
   isolation: "bind" | "copy";
-  /** Copy mode's size limit in bytes (`--copy-limit`); undefined for the default (1 GiB). */
-  copyLimitBytes: number | undefined;
   /** Per-command timeout. */
   timeoutMs: number;
 }
@@ -93,11 +80,10 @@ export interface AgentConfig {
   pricing: ModelPricing | undefined;
 }
 
+/** The agent's defaults; the sandbox's are SANDBOX_DEFAULTS. */
 export const DEFAULTS = {
-  timeoutSeconds: 120,
   maxTurns: 50,
   maxTokens: 8000,
-  network: "none",
 } as const;
 
 function positiveNumber(name: string, value: string | undefined, integer = true): number | undefined {
@@ -128,7 +114,7 @@ export function parseByteSize(flag: string, value: string | undefined): number |
 
 /** Per-command timeout in ms; Node's timers hold at most 2^31-1 ms (about 24 days). */
 function timeoutMs(value: string | undefined): number {
-  const seconds = positiveNumber("--timeout", value, false) ?? DEFAULTS.timeoutSeconds;
+  const seconds = positiveNumber("--timeout", value, false) ?? SANDBOX_DEFAULTS.timeoutMs / 1000;
   if (seconds * 1000 > 2 ** 31 - 1)
     throw new ConfigError(`--timeout must be at most 2147483 seconds, got '${value}'`);
   return Math.round(seconds * 1000);
@@ -147,7 +133,7 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Read
   return Object.freeze({
     workspace: flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd(),
     image: flags.image ?? env["HARNESS_IMAGE"] ?? undefined,
-    network: flags.network ?? env["HARNESS_NETWORK"] ?? DEFAULTS.network,
+    network: flags.network ?? env["HARNESS_NETWORK"] ?? SANDBOX_DEFAULTS.network,
     user: user?.user,
     runtime: flags.runtime ?? env["HARNESS_RUNTIME"] ?? undefined,
     memoryBytes: parseMemory(flags.memory ?? env["HARNESS_MEMORY"]),

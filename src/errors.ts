@@ -1,7 +1,6 @@
 /**
  * Infrastructure failures. A command that fails, times out or is blocked is *not* one of these:
  * it is an `ExecResult`. The CLI turns every `HarnessError` into one line and an exit code.
- * Anchor: anthropic-sdk-typescript `src/core/error.ts`.
  */
 export class HarnessError extends Error {
   override readonly name: string = "HarnessError";
@@ -15,7 +14,10 @@ export class ConfigError extends HarnessError {
   override readonly name = "ConfigError";
 }
 
-/** The sandbox could not do its job: daemon unreachable, container gone and not recoverable, image build failed. */
+/**
+ * The sandbox could not do its job: daemon unreachable, container gone and not recoverable, image build
+ * failed.
+ */
 export class SandboxError extends HarnessError {
   override readonly name = "SandboxError";
   /** The container involved, when there is one. */
@@ -26,7 +28,10 @@ export class SandboxError extends HarnessError {
   }
 }
 
-/** The model API failed in a way retries did not cure (bad key, bad model, bad request, overloaded too long). */
+/**
+ * The model API failed in a way retries did not cure (bad key, bad model, bad request, overloaded too
+ * long).
+ */
 export class ModelError extends HarnessError {
   override readonly name = "ModelError";
   /** HTTP status from the API, when there was a response. */
@@ -46,4 +51,33 @@ export class ModelError extends HarnessError {
 /** The user cancelled (Ctrl-C) while harness was waiting on the model. */
 export class CanceledError extends HarnessError {
   override readonly name = "CanceledError";
+}
+
+/** What an error says about itself in a record a program reads (the transcript, the JSON result). */
+export interface ErrorFacts {
+  /** The error class: "ModelError", "SandboxError", "ConfigError", "HarnessError", … */
+  name: string;
+  /** Its message, whole. */
+  message: string;
+  /** HTTP status from the Messages API (ModelError). */
+  status?: number;
+  /** The API's request id (ModelError), for support tickets. */
+  requestID?: string;
+  /** The sandbox container involved (SandboxError). */
+  containerId?: string;
+}
+
+/** The facts of `error`: its class and message, and those of the fields above that it carries. */
+export function errorFacts(error: unknown): ErrorFacts {
+  if (!(error instanceof Error)) return { name: "Error", message: String(error) };
+  const facts: ErrorFacts = { name: error.name, message: error.message };
+  const { status, requestID, containerId } = error as {
+    status?: unknown;
+    requestID?: unknown;
+    containerId?: unknown;
+  };
+  if (typeof status === "number") facts.status = status;
+  if (typeof requestID === "string") facts.requestID = requestID;
+  if (typeof containerId === "string") facts.containerId = containerId;
+  return facts;
 }

@@ -67,7 +67,7 @@ export interface RunState {
 }
 
 /** How a run ended (internal to the loop). */
-export interface Ending {
+export interface RunEnd {
   /** The run's status. */
   status: ExitStatus;
   /** The failure behind it, if any. */

@@ -1,6 +1,6 @@
 /**
  * What the loop tells the outside world while it runs: the terminal renderer, the transcript and
- * (later) a stream-json writer all listen here.
+ * the JSON outputs all listen here.
  */
 import type { ModelResponse, TokenUsage } from "../model/model-client.js";
 import type { ToolCall, ToolResult } from "../tools/tool.js";

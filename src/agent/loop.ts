@@ -2,10 +2,9 @@
  * The agent loop: ask the model, run the tools it asks for, send the results back, until it answers
  * without a tool call or a limit ends the run. Every stop reason is handled on purpose, and the message
  * list is a valid conversation for the next request whatever happens (a REPL continues from it).
- * Anchors: mini-swe-agent `agents/default.py` (`run`, `step`); pi-mono `packages/agent/src/agent-loop.ts`.
  */
 import type { ModelResponse } from "../model/model-client.js";
-import type { AgentDeps, AgentRunResult, Ending, RunContext, RunState } from "./agent-types.js";
+import type { AgentDeps, AgentRunResult, RunContext, RunEnd, RunState } from "./agent-types.js";
 import {
   appendAssistant,
   appendUserBlocks,
@@ -44,12 +43,12 @@ export async function runAgent(task: string, deps: AgentDeps): Promise<AgentRunR
   appendUserText(state.messages, task);
   events.onUserMessage(task);
 
-  let ending: Ending;
+  let end: RunEnd;
   try {
-    ending = await loop(ctx);
+    end = await loop(ctx);
   } catch (error) {
     // Only a bug gets here (every dependency's failures are handled); still end as a status.
-    ending = { status: "error", error: asHarnessError(error, "The agent loop failed") };
+    end = { status: "error", error: asHarnessError(error, "The agent loop failed") };
   }
   // Whatever ended the run, leave no tool_use unanswered: the next request would be rejected.
   const open = unansweredToolUses(state.messages);
@@ -57,23 +56,23 @@ export async function runAgent(task: string, deps: AgentDeps): Promise<AgentRunR
     const outcome = await runToolCalls(open, {
       tools: deps.tools,
       events,
-      skipAll: `Error: not run: the run ended (${ending.status}) before this tool call could run.`,
+      skipAll: `Error: not run: the run ended (${end.status}) before this tool call could run.`,
     });
     appendUserBlocks(state.messages, outcome.results.map(toolResultBlock));
   }
   const result: AgentRunResult = {
-    status: ending.status,
+    status: end.status,
     messages: state.messages,
     turns: state.turns,
     usage: state.usage,
     finalText: state.finalText,
   };
-  if (ending.error !== undefined) result.error = ending.error;
+  if (end.error !== undefined) result.error = end.error;
   events.onRunEnd(result);
   return result;
 }
 
-async function loop(ctx: RunContext): Promise<Ending> {
+async function loop(ctx: RunContext): Promise<RunEnd> {
   const { deps, events, state } = ctx;
   const { limits } = deps;
   for (;;) {
@@ -115,7 +114,7 @@ async function loop(ctx: RunContext): Promise<Ending> {
     events.onTurnUsage(response.usage, state.usage);
     events.onAssistantTurn(response);
     appendAssistant(state.messages, response.content);
-    const ending = await afterResponse(ctx, response);
-    if (ending !== undefined) return ending;
+    const end = await afterResponse(ctx, response);
+    if (end !== undefined) return end;
   }
 }

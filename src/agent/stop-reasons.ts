@@ -1,10 +1,10 @@
 /**
  * What the loop does with each stop reason. `undefined` means "ask the model again".
- * Anchor: the API's stop reasons (`StopReason` in the SDK); pi-mono `agent-loop.ts`.
+ * The reasons are the API's (`StopReason` in the SDK).
  */
 import { HarnessError } from "../errors.js";
 import type { ModelResponse } from "../model/model-client.js";
-import type { Ending, RunContext } from "./agent-types.js";
+import type { RunContext, RunEnd } from "./agent-types.js";
 import { appendUserBlocks, appendUserText, toolResultBlock, toolUses } from "./conversation.js";
 import { runToolCalls } from "./tool-turn.js";
 
@@ -12,7 +12,7 @@ import { runToolCalls } from "./tool-turn.js";
 export const MAX_TOKENS_STREAK_LIMIT = 3;
 
 /** What to do with each stop reason; `undefined` means ask the model again. */
-export async function afterResponse(ctx: RunContext, response: ModelResponse): Promise<Ending | undefined> {
+export async function afterResponse(ctx: RunContext, response: ModelResponse): Promise<RunEnd | undefined> {
   const { events, state } = ctx;
   const hasToolUse = toolUses(response.content).length > 0;
   const reason = response.stopReason;
@@ -49,7 +49,7 @@ async function runTools(
   ctx: RunContext,
   response: ModelResponse,
   skip?: Map<string, string>,
-): Promise<Ending | undefined> {
+): Promise<RunEnd | undefined> {
   const { deps, events, state } = ctx;
   const calls = toolUses(response.content).map(({ id, name, input }) => ({ id, name, input }));
   const outcome = await runToolCalls(calls, {
@@ -69,7 +69,7 @@ async function runTools(
  * may be truncated (a cut command can still parse, and running half a command is worse than running
  * none): answer it with an error instead of running it. Complete calls before it run normally.
  */
-async function onMaxTokens(ctx: RunContext, response: ModelResponse): Promise<Ending | undefined> {
+async function onMaxTokens(ctx: RunContext, response: ModelResponse): Promise<RunEnd | undefined> {
   const { deps, events, state } = ctx;
   const limit = deps.limits.maxTokens;
   state.maxTokensStreak += 1;
@@ -89,8 +89,8 @@ async function onMaxTokens(ctx: RunContext, response: ModelResponse): Promise<En
         `Error: this tool call was cut off at max_tokens (${limit} output tokens) and was not run.`,
       );
     }
-    const ending = await runTools(ctx, response, skip);
-    if (ending !== undefined) return ending;
+    const end = await runTools(ctx, response, skip);
+    if (end !== undefined) return end;
   }
   const nudge =
     `Your last response was cut off at the max_tokens limit (${limit} output tokens)` +

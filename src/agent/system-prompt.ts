@@ -1,7 +1,8 @@
 /**
  * The system prompt: the facts of the sandbox the model works in, and how to finish.
- * Grows from the seed's `"You are a coding agent at {cwd}. Use bash to solve tasks. Act, don't explain."`
  */
+
+import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
 
 export interface SystemPromptOptions {
   /** Container path of the workspace (the user's project, mounted), e.g. "/workspace". */
@@ -12,8 +13,11 @@ export interface SystemPromptOptions {
   timeoutSeconds: number;
   /** Longest timeout the model may ask for, in seconds; omitted from the prompt when not given. */
   maxTimeoutSeconds?: number;
-  /** Characters of command output the model sees at most (head and tail kept). Default 30,000. */
-  outputLimitChars?: number;
+  /**
+   * Bytes of each stream of a command's output the model sees at most (head and tail kept).
+   * Default: the sandbox's.
+   */
+  outputLimitBytes?: number;
   /** Workspace paths mounted read-only (git config and hooks, .env, …), for the model to know. */
   readOnlyPaths?: readonly string[];
   /** The `read_output` tool is available for cut output. */
@@ -24,7 +28,9 @@ export interface SystemPromptOptions {
 
 export function buildSystemPrompt(options: SystemPromptOptions): string {
   const { workdir, network, timeoutSeconds } = options;
-  const outputLimit = (options.outputLimitChars ?? 30_000).toLocaleString("en-US");
+  const outputLimit = (
+    options.outputLimitBytes ?? SANDBOX_DEFAULTS.outputHeadBytes + SANDBOX_DEFAULTS.outputTailBytes
+  ).toLocaleString("en-US");
   const longer =
     options.maxTimeoutSeconds === undefined
       ? "pass a larger `timeout` (seconds) for slow commands"
@@ -44,7 +50,7 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     `- Each command is killed after ${timeoutSeconds} seconds; ${longer}.`,
     "- stdin is closed and there is no terminal: interactive programs (editors, pagers, prompts, REPLs) fail or hang. Use non-interactive flags (-y, --yes, --no-pager, git --no-edit).",
     "- Anything that does not exit (a server, a watcher) must run in the background with its output redirected to a file, e.g. `nohup npm start > /tmp/server.log 2>&1 &`; then check it with curl or by reading the log.",
-    `- Output is capped at about ${outputLimit} characters per command (the head and the tail are kept). Redirect big output to a file and search it with grep, head or tail.`,
+    `- Output is capped at about ${outputLimit} bytes per stream (stdout, stderr) per command: the head and the tail are kept, and a line marks the cut. Redirect big output to a file and search it with grep, head or tail.`,
     ...(options.readOnlyPaths && options.readOnlyPaths.length > 0
       ? [
           `- These project paths are read-only for you: ${options.readOnlyPaths.join(", ")}. Commands that write them fail (e.g. \`git config\`, installing git hooks); use \`git -c key=value\` for one-off git settings.`,

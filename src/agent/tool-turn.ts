@@ -1,10 +1,18 @@
 /**
- * Answers every tool call of one assistant turn, in order (the seed's `for block in response.content`;
- * calls of one response run one after another, never in parallel).
+ * Answers every tool call of one assistant turn, in order (calls of one response run one after
+ * another, never in parallel). Every call gets a `tool_result` whatever its tool does: an unknown
+ * tool, a `ToolError` (from `parse` or `run`) or anything else thrown becomes an `isError` result the
+ * model can read.
  */
 import { type HarnessError, SandboxError } from "../errors.js";
-import { executeToolCall } from "../tools/run-tool.js";
-import type { Tool, ToolCall, ToolResult } from "../tools/tool.js";
+import {
+  type Tool,
+  type ToolCall,
+  type ToolContext,
+  ToolError,
+  type ToolOutput,
+  type ToolResult,
+} from "../tools/tool.js";
 import type { AgentEvents } from "./events.js";
 
 export const CANCELED_TEXT = "Error: cancelled by user; this tool call was not run.";
@@ -28,6 +36,7 @@ export interface ToolTurnOutcome {
   fatal?: HarnessError;
 }
 
+/** Contract: never rejects; what a tool throws is in its result (and a `SandboxError` in `fatal`). */
 export async function runToolCalls(
   calls: readonly ToolCall[],
   options: ToolTurnOptions,
@@ -38,16 +47,21 @@ export async function runToolCalls(
   for (const call of calls) {
     events.onToolCall(call);
     const notRun = options.skipAll ?? notRunText(call, options, fatal);
+    const tool = options.tools.find((candidate) => candidate.definition.name === call.name);
     let result: ToolResult;
-    if (notRun !== undefined) {
-      result = { toolUseId: call.id, content: notRun, isError: true };
-    } else {
+    if (notRun !== undefined) result = errorResult(call, notRun);
+    else if (tool === undefined) result = errorResult(call, `Error: Tool '${call.name}' not found`);
+    else {
       const onOutput = (stream: "stdout" | "stderr", chunk: Buffer) =>
         events.onToolOutput(call, stream, chunk);
-      const context = signal === undefined ? { onOutput } : { signal, onOutput };
-      const outcome = await executeToolCall(options.tools, call, context);
-      result = outcome.result;
-      if (outcome.thrown instanceof SandboxError) fatal = outcome.thrown;
+      const context: ToolContext = signal === undefined ? { onOutput } : { signal, onOutput };
+      try {
+        result = toolResult(call, await tool.run(tool.parse(call.input), context));
+      } catch (error) {
+        result = errorResult(call, errorText(error));
+        // The run ends instead of letting the model retry against a dead container.
+        if (error instanceof SandboxError) fatal = error;
+      }
     }
     events.onToolResult(call, result);
     results.push(result);
@@ -65,4 +79,25 @@ function notRunText(
   if (options.signal?.aborted) return CANCELED_TEXT;
   if (fatal !== undefined) return `Error: the sandbox failed (${fatal.message}); this tool call was not run.`;
   return options.skip?.get(call.id);
+}
+
+function toolResult(call: ToolCall, output: ToolOutput): ToolResult {
+  const result: ToolResult = {
+    toolUseId: call.id,
+    // The API rejects an empty tool_result text; say so instead.
+    content: output.content === "" ? "(no output)" : output.content,
+    isError: output.isError,
+  };
+  if (output.exec !== undefined) result.exec = output.exec;
+  return result;
+}
+
+function errorResult(call: ToolCall, content: string): ToolResult {
+  return { toolUseId: call.id, content, isError: true };
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof ToolError) return error.message;
+  if (error instanceof Error) return `Error: ${error.message}`;
+  return `Error: ${String(error)}`;
 }

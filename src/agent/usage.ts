@@ -18,7 +18,10 @@ export function addUsage(a: Readonly<TokenUsage>, b: Readonly<TokenUsage>): Toke
   };
 }
 
-/** Every token the run was billed for (input, cache read, cache write, output): what `maxTotalTokens` limits. */
+/**
+ * Every token the run was billed for (input, cache read, cache write, output): what `maxTotalTokens`
+ * limits.
+ */
 export function totalTokens(usage: Readonly<TokenUsage>): number {
   return usage.inputTokens + usage.outputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
 }

@@ -4,7 +4,7 @@
  */
 import { createInterface } from "node:readline/promises";
 import { displayPath } from "../sandbox/copy/tree-diff.js";
-import type { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 
 export interface ReviewIo {
@@ -32,15 +32,16 @@ async function confirm(io: ReviewIo, question: string): Promise<boolean> {
  * (and otherwise leave the host untouched). Does nothing in bind mode.
  */
 export async function reviewCopyChanges(
-  sandbox: DockerSandbox,
+  sandbox: Sandbox,
   apply: boolean | undefined,
   io: ReviewIo = { stdin: process.stdin, stderr: process.stderr },
 ): Promise<ReviewOutcome> {
-  if (sandbox.isolation !== "copy") return "bind-mode";
+  const copied = sandbox.copy;
+  if (!copied) return "bind-mode";
   // Paths and file contents come from the sandbox: never raw to the terminal.
   const write = (text: string) => io.stderr.write(sanitizeForTerminal(text));
-  const root = sandbox.resolvedSettings.workspace;
-  const changes = await sandbox.exportChanges();
+  const root = sandbox.description.workspace;
+  const changes = await copied.exportChanges();
   for (const s of changes.skipped)
     write(`harness: not copied, not compared: ${displayPath(s.path)} (${s.reason})\n`);
   for (const name of changes.unsafeNames)
@@ -59,7 +60,7 @@ export async function reviewCopyChanges(
     write(`harness: changes not applied (${why}); the sandbox's copy is discarded\n`);
     return "not-applied";
   }
-  const result = await sandbox.applyChanges(changes);
+  const result = await copied.applyChanges(changes);
   write(
     `harness: applied to ${root}: ${result.written.length} written, ${result.deleted.length} deleted, ${result.refused.length} refused\n`,
   );

@@ -3,7 +3,6 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { combineEvents } from "../agent/events.js";
-import { exitCodeFor } from "../agent/exit-status.js";
 import { type AgentRunResult, runAgent } from "../agent/loop.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
 import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../config.js";
@@ -18,7 +17,7 @@ import { createReadOutputTool } from "../tools/read-output-tool.js";
 import { createTranscript } from "../transcript/transcript.js";
 import { reviewCopyChanges } from "./copy-changes.js";
 import { watchEnvFile } from "./env-file-watch.js";
-import { EXIT } from "./exit-codes.js";
+import { EXIT, exitCodeFor } from "./exit-codes.js";
 import type { Interrupts } from "./interrupts.js";
 import { exitCodeForError } from "./report-error.js";
 import { openSandbox } from "./sandbox-from-config.js";
@@ -43,7 +42,15 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
   const runId = `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
   const transcriptPath = flags.transcript ?? defaultTranscriptPath(runId);
   const { model: modelId, maxBudgetUsd } = agentConfig;
-  const output = createRunOutput({ format, model: modelId, runId, transcriptPath, pricing, maxBudgetUsd });
+  const output = createRunOutput({
+    format,
+    model: modelId,
+    runId,
+    transcriptPath,
+    pricing,
+    maxBudgetUsd,
+    exitCodeFor,
+  });
   const { AnthropicModelClient } = await import("../model/anthropic-model-client.js");
   const model = output.timeModelCalls(
     new AnthropicModelClient({
@@ -61,9 +68,7 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
     network: sandboxConfig.network,
     timeoutSeconds: Math.round(sandboxConfig.timeoutMs / 1000),
     savedOutput: true,
-    readOnlyPaths: (sandbox.resolvedSettings.protectedMounts ?? [])
-      .filter((m) => m.readOnly)
-      .map((m) => m.path),
+    readOnlyPaths: sandbox.description.readOnlyPaths,
   });
   const transcript = createTranscript(transcriptPath, {
     runStart: { commandTimeoutMs: sandboxConfig.timeoutMs },
@@ -74,10 +79,10 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
     createBashTool(sandbox, { timeoutMs: sandboxConfig.timeoutMs, blocklist, outputStore }),
     createReadOutputTool(outputStore),
   ];
-  const { containerId, resolvedSettings: settings } = sandbox;
-  const envFileChanged = settings.isolation === "copy" ? () => undefined : watchEnvFile(settings.workspace);
-  const renderer = output.listener({ settings, containerId, timeoutMs: sandboxConfig.timeoutMs });
-  const runOnce = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
+  const { description } = sandbox;
+  const envFileChanged = sandbox.copy ? () => undefined : watchEnvFile(description.workspace);
+  const renderer = output.listener({ description, timeoutMs: sandboxConfig.timeoutMs });
+  const runTurn = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
     const signal = interrupts.begin();
     try {
       return await runAgent(text, {
@@ -105,9 +110,9 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
   process.stdout.on("error", () => interrupts.outputGone());
   let code: number = EXIT.ok;
   if (task.trim() !== "") {
-    code = exitCodeFor((await runOnce(task, [])).status);
+    code = exitCodeFor((await runTurn(task, [])).status);
   } else {
-    code = await promptLoop(runOnce, interrupts);
+    code = await promptLoop(runTurn, interrupts);
   }
   process.stderr.write(`harness: transcript: ${transcript.path}\n`);
   const envWarning = envFileChanged();
@@ -118,13 +123,13 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
 }
 
 /**
- * The seed's REPL: conversation kept across prompts; `exit`, `q`, an empty line or Ctrl-D leave.
+ * The prompt loop: conversation kept across prompts; `exit`, `q`, an empty line or Ctrl-D leave.
  * Lines are read through the async iterator, which queues them, so piped input typed ahead of a
  * running turn is not lost. On a terminal readline takes Ctrl-C as a key, not a signal: it is routed
  * to the same interrupt handling as SIGINT.
  */
 async function promptLoop(
-  runOnce: (text: string, history: MessageParam[]) => Promise<AgentRunResult>,
+  runTurn: (text: string, history: MessageParam[]) => Promise<AgentRunResult>,
   interrupts: Interrupts,
 ): Promise<number> {
   const tty = process.stdin.isTTY === true;
@@ -142,7 +147,7 @@ async function promptLoop(
     for await (const line of rl) {
       const text = line.trim();
       if (!text || text === "exit" || text === "q") break;
-      const result = await runOnce(text, history);
+      const result = await runTurn(text, history);
       history = result.messages;
       code = exitCodeFor(result.status);
       if (result.status === "error" || interrupts.isOutputGone) break;

@@ -7,20 +7,7 @@ export async function openSandbox(
   options: { removeOnStop?: boolean; progress?: (line: string) => void } = {},
 ): Promise<DockerSandbox> {
   return DockerSandbox.open({
-    workspace: config.workspace,
-    image: config.image,
-    network: config.network,
-    user: config.user,
-    runtime: config.runtime,
-    memoryBytes: config.memoryBytes,
-    tmpSizeMiB: config.tmpSizeMiB,
-    homeSizeMiB: config.homeSizeMiB,
-    cpus: config.cpus,
-    pidsLimit: config.pidsLimit,
-    protect: config.protect,
-    isolation: config.isolation,
-    copyLimitBytes: config.copyLimitBytes,
-    defaultTimeoutMs: config.timeoutMs,
+    ...config,
     removeOnStop: options.removeOnStop,
     onProgress: options.progress ?? ((line) => process.stderr.write(`harness: ${line}\n`)),
   });

@@ -2,7 +2,6 @@
  * `ModelClient` over the Anthropic Messages API, streaming. The only file that imports the SDK at runtime.
  * The SDK retries 408/409/429/5xx/529 and connection failures with backoff (honouring `retry-after-ms` and
  * `retry-after`); that covers a streaming request too, as long as it fails before the first event.
- * Anchors: anthropic-sdk-typescript `src/lib/MessageStream.ts`, `src/core/error.ts`; pi-mono `StreamFn`.
  */
 import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
 import type {
@@ -58,7 +57,10 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
 
 const ephemeral = (): CacheControlEphemeral => ({ type: "ephemeral" });
 
-/** Streams each turn with `messages.stream`, with prompt caching, mapping every failure to a `HarnessError`. */
+/**
+ * Streams each turn with `messages.stream`, with prompt caching, mapping every failure to a
+ * `HarnessError`.
+ */
 export class AnthropicModelClient implements ModelClient {
   readonly #client: Anthropic;
   readonly #model: string;

@@ -1,7 +1,6 @@
 /**
  * The model as the agent loop sees it. The only runtime importer of `@anthropic-ai/sdk` is
  * `anthropic-model-client.ts`; everything here is types (erased at build time).
- * Anchors: pi-mono `StreamFn` in `packages/agent/src/types.ts`; mini-swe-agent `Model` protocol.
  */
 import type { ContentBlock, MessageParam, StopReason } from "@anthropic-ai/sdk/resources/messages";
 import type { ToolDefinition } from "../tools/tool.js";

@@ -5,9 +5,10 @@
  * Prices are USD per million tokens from Anthropic's pricing page
  * (https://platform.claude.com/docs/en/about-claude/pricing, "Model pricing" table), read 2026-11-30.
  * Newer families (Opus 5.x, Sonnet 5.x, Haiku 5.5, Fable) are left out on purpose: they match no row, so
- * their cost is unknown (null) unless HARNESS_PRICE_* is set, rather than silently wrong. Cache writes use the 5-minute rate because harness only sets `cache_control: ephemeral` with the
- * default TTL. Sonnet's >200K-token long-context rate is not modelled: it needs the 1M-context beta
- * header, which harness never sends, so no request can be that long.
+ * their cost is unknown (null) unless HARNESS_PRICE_* is set, rather than silently wrong. Cache writes
+ * use the 5-minute rate because harness only sets `cache_control: ephemeral` with the default TTL.
+ * Sonnet's >200K-token long-context rate is not modelled: it needs the 1M-context beta header, which
+ * harness never sends, so no request can be that long.
  */
 import { ConfigError } from "../errors.js";
 import type { TokenUsage } from "./model-client.js";

@@ -5,7 +5,9 @@
  * duration_api_ms, total_cost_usd, usage, session_id) so the same scripts can read both; harness's own
  * fields sit beside them. Documented field by field in docs/output-formats.md.
  */
+
 import type { ExitStatus } from "../agent/exit-status.js";
+import { errorFacts } from "../errors.js";
 import type { TokenUsage } from "../model/model-client.js";
 import { costUsd, type ModelPricing } from "../model/pricing.js";
 
@@ -170,11 +172,12 @@ export function apiUsage(usage: Readonly<TokenUsage>): ApiUsage {
 }
 
 function errorFields(error: unknown): ResultError {
-  if (!(error instanceof Error)) return { name: "Error", message: String(error) };
-  const fields: ResultError = { name: error.name, message: error.message.split("\n")[0] ?? "" };
-  const extra = error as { status?: unknown; requestID?: unknown; containerId?: unknown };
-  if (typeof extra.status === "number") fields.status = extra.status;
-  if (typeof extra.requestID === "string") fields.request_id = extra.requestID;
-  if (typeof extra.containerId === "string") fields.container_id = extra.containerId;
-  return fields;
+  const { name, message, status, requestID, containerId } = errorFacts(error);
+  return {
+    name,
+    message: message.split("\n")[0] ?? "",
+    ...(status === undefined ? {} : { status }),
+    ...(requestID === undefined ? {} : { request_id: requestID }),
+    ...(containerId === undefined ? {} : { container_id: containerId }),
+  };
 }

@@ -5,7 +5,7 @@
  */
 import type { AgentRunResult } from "../agent/agent-types.js";
 import { type AgentEvents, combineEvents } from "../agent/events.js";
-import { exitCodeFor } from "../agent/exit-status.js";
+import type { ExitStatus } from "../agent/exit-status.js";
 import { ZERO_USAGE } from "../agent/usage.js";
 import type { OutputFormat } from "../config.js";
 import type { ModelClient, TokenUsage } from "../model/model-client.js";
@@ -31,6 +31,8 @@ export interface RunOutputOptions extends RunFacts {
   stderr?: Stream;
   /** Milliseconds clock, for tests. */
   now?: () => number;
+  /** The process exit code for a run that ended with `status`: the CLI's table (src/cli/exit-codes.ts). */
+  exitCodeFor: (status: ExitStatus) => number;
 }
 
 export interface RunOutput {
@@ -60,7 +62,7 @@ export function createRunOutput(options: RunOutputOptions): RunOutput {
   const summarize = (run: AgentRunResult) =>
     result({
       status: run.status,
-      exitCode: exitCodeFor(run.status),
+      exitCode: options.exitCodeFor(run.status),
       turns: run.turns,
       usage: run.usage,
       finalText: run.finalText,

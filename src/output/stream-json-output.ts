@@ -6,17 +6,15 @@
  */
 import type { AgentRunResult } from "../agent/agent-types.js";
 import type { AgentEvents } from "../agent/events.js";
-import type { SandboxSettings } from "../sandbox/docker/container-spec.js";
+import type { SandboxDescription } from "../sandbox/sandbox.js";
 import { HARNESS_VERSION } from "../version.js";
 import type { ResultMessage } from "./result-summary.js";
 import { assistantMessage, toolResultMessage } from "./stream-json-messages.js";
 
 /** What the init line reports about the sandbox. */
 export interface SandboxFacts {
-  /** The container's resolved settings. */
-  settings: Readonly<SandboxSettings>;
-  /** The container's id. */
-  containerId: string;
+  /** The sandbox as the contract describes it. */
+  description: SandboxDescription;
   /** Default per-command timeout, in ms. */
   timeoutMs: number;
 }
@@ -94,18 +92,18 @@ export function createStreamJsonOutput(options: StreamJsonOutputOptions): AgentE
   const emit = (message: object) => writeJson({ ...message, session_id: runId });
   return {
     onRunStart: (info) => {
-      const { settings } = sandbox;
+      const d = sandbox.description;
       const init: InitMessage = {
         type: "system",
         subtype: "init",
         model: options.model,
-        workspace: settings.workspace,
-        cwd: settings.workdir,
-        image: settings.image,
-        network: settings.network,
-        user: settings.user,
-        runtime: settings.runtime ?? null,
-        container_id: sandbox.containerId,
+        workspace: d.workspace,
+        cwd: d.workdir,
+        image: d.image,
+        network: d.network,
+        user: d.user,
+        runtime: d.runtime ?? null,
+        container_id: d.id,
         tools: info.tools,
         limits: {
           max_turns: info.limits.maxTurns,
@@ -113,9 +111,9 @@ export function createStreamJsonOutput(options: StreamJsonOutputOptions): AgentE
           max_total_tokens: info.limits.maxTotalTokens ?? null,
           max_budget_usd: options.maxBudgetUsd ?? null,
           command_timeout_ms: sandbox.timeoutMs,
-          memory_bytes: settings.memoryBytes,
-          cpus: settings.cpus,
-          pids: settings.pidsLimit,
+          memory_bytes: d.limits.memoryBytes,
+          cpus: d.limits.cpus,
+          pids: d.limits.pidsLimit,
         },
         run_id: runId,
         session_id: runId,

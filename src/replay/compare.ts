@@ -58,8 +58,8 @@ export function describeExit(output: Pick<RecordedOutput, "exitCode" | "timedOut
  * context before it, then up to three lines of each side. Texts must differ.
  */
 export function firstDifference(recorded: string, replayed: string, stream: string): string[] {
-  const a = splitLines(recorded);
-  const b = splitLines(replayed);
+  const a = linesOf(recorded);
+  const b = linesOf(replayed);
   let i = 0;
   while (i < a.lines.length && i < b.lines.length && a.lines[i] === b.lines[i]) i += 1;
   const out = [`--- recorded ${stream}`, `+++ replayed ${stream}`, `@@ line ${i + 1} @@`];
@@ -81,7 +81,7 @@ function side(lines: string[], from: number, mark: string): string[] {
   return shown;
 }
 
-function splitLines(text: string): { lines: string[]; finalNewline: boolean } {
+function linesOf(text: string): { lines: string[]; finalNewline: boolean } {
   if (text === "") return { lines: [], finalNewline: false };
   const finalNewline = text.endsWith("\n");
   const lines = (finalNewline ? text.slice(0, -1) : text).split("\n");

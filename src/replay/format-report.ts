@@ -12,7 +12,7 @@ const COMMAND_CHARS = 100;
 
 /** The lines for one call: "  2 ✗ python3 hello.py", then details when it did not match. */
 export function formatCall(call: CallReplay): string[] {
-  const lines = [`${String(call.n).padStart(3)} ${MARKS[call.status]} ${commandLine(call.command)}`];
+  const lines = [`${String(call.n).padStart(3)} ${MARKS[call.status]} ${shownCommand(call.command)}`];
   const detail = (text: string) => lines.push(`      ${safe(text)}`);
   if (call.status === "skipped") detail(`skipped: ${call.reason ?? ""}`);
   if (call.error !== undefined) detail(`could not run: ${call.error.split("\n")[0] ?? ""}`);
@@ -82,7 +82,7 @@ function diffOf(call: CallReplay): Record<string, unknown> {
   return Object.keys(diff).length > 0 ? { diff } : {};
 }
 
-function commandLine(command: string): string {
+function shownCommand(command: string): string {
   const [first = ""] = command.split("\n");
   const more = command.includes("\n") ? " …" : "";
   const clipped = first.length > COMMAND_CHARS ? `${first.slice(0, COMMAND_CHARS)}…` : first;

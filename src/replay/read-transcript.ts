@@ -1,22 +1,21 @@
 /**
  * Reads a JSONL transcript written by `harness run` (src/transcript/transcript.ts) back into the tool
- * calls it recorded, in order, each with what the recording got. Anything that is not a transcript of
- * that shape is refused with the line number of the first record that does not fit.
+ * calls it recorded, in order, each with what the recording got. Field names come from the writer's
+ * record types (src/transcript/transcript-records.ts). Anything that is not a transcript of that shape
+ * is refused with the line number of the first record that does not fit.
  */
 import { readFile } from "node:fs/promises";
 import { ConfigError } from "../errors.js";
+import type {
+  RunStartRecord,
+  ToolCallRecord,
+  ToolResultRanRecord,
+  TranscriptRecord,
+  UncheckedRecord,
+} from "../transcript/transcript-records.js";
 
 /** What a command printed and returned when it was recorded. */
-export interface RecordedOutput {
-  /** The exit code; `null` when it never returned one (killed on timeout). */
-  exitCode: number | null;
-  /** Standard output as recorded (already capped and scrubbed of secrets by the recording). */
-  stdout: string;
-  /** Standard error as recorded. */
-  stderr: string;
-  /** True when the recording killed the command on its timeout. */
-  timedOut: boolean;
-}
+export type RecordedOutput = Pick<ToolResultRanRecord, "exitCode" | "stdout" | "stderr" | "timedOut">;
 
 interface CallBase {
   /** 1-based position among all tool calls of the transcript. */
@@ -62,7 +61,8 @@ export interface ParsedTranscript {
 /** A transcript that cannot be read or is not one; the CLI exits with the usage code (2). */
 export class TranscriptError extends ConfigError {}
 
-type Row = Record<string, unknown>;
+/** A record read from the file whose "type" is known to be a string; its other fields are unchecked. */
+type Row = UncheckedRecord<TranscriptRecord> & { type: string };
 
 /** Reads and parses the transcript at `path`. Rejects with `TranscriptError`. */
 export async function readTranscript(path: string): Promise<ParsedTranscript> {
@@ -94,19 +94,20 @@ export function parseTranscript(text: string): ParsedTranscript {
     if (raw.trim() === "") return;
     const row = parseRow(raw, line);
     if (task === undefined) {
-      if (row["type"] !== "run_start")
+      if (row.type !== "run_start")
         fail(line, `expected a run_start record first (is this a harness transcript?)`);
-      task = typeof row["task"] === "string" ? row["task"] : "";
-      const timeout = row["commandTimeoutMs"];
+      const start: UncheckedRecord<RunStartRecord> = row;
+      task = typeof start.task === "string" ? start.task : "";
+      const timeout = start.commandTimeoutMs;
       if (typeof timeout === "number" && timeout > 0) commandTimeoutMs = timeout;
     }
-    if (row["type"] === "tool_call") {
+    if (row.type === "tool_call") {
       const call = toolCall(row, line, calls.length + open.size + 1);
       if (open.has(call.id) || calls.some((c) => c.id === call.id))
         fail(line, `tool_call id '${call.id}' appears twice`);
       open.set(call.id, call);
-    } else if (row["type"] === "tool_result") {
-      const id = stringField(row, "id", line);
+    } else if (row.type === "tool_result") {
+      const id = stringField<ToolResultRanRecord>(row, "id", line);
       const call = open.get(id);
       if (call === undefined) fail(line, `tool_result '${id}' has no tool_call before it`);
       open.delete(id);
@@ -130,13 +131,13 @@ function parseRow(raw: string, line: number): Row {
   }
   if (typeof value !== "object" || value === null || Array.isArray(value))
     fail(line, "a record must be a JSON object");
-  const row = value as Row;
-  if (typeof row["type"] !== "string") fail(line, 'a record needs a string "type"');
-  return row;
+  const row = value as UncheckedRecord<TranscriptRecord>;
+  if (typeof row.type !== "string") fail(line, 'a record needs a string "type"');
+  return row as Row;
 }
 
-function toolCall(row: Row, line: number, n: number): CallBase {
-  const input = row["input"];
+function toolCall(row: UncheckedRecord<ToolCallRecord>, line: number, n: number): CallBase {
+  const input = row.input;
   const command = (input as { command?: unknown } | null | undefined)?.command;
   return {
     n,
@@ -148,12 +149,12 @@ function toolCall(row: Row, line: number, n: number): CallBase {
   };
 }
 
-function withResult(call: CallBase, row: Row, line: number): RecordedCall {
+function withResult(call: CallBase, row: UncheckedRecord<ToolResultRanRecord>, line: number): RecordedCall {
   if (call.name !== "bash")
     return { ...call, kind: "skipped", reason: `not a bash call (tool '${call.name}')` };
-  if (!("exitCode" in row)) {
+  if (row.exitCode === undefined) {
     // The tool answered without running anything: blocked, bad input, cut off, run ended.
-    const content = typeof row["content"] === "string" ? row["content"] : "";
+    const content = typeof row.content === "string" ? row.content : "";
     const first = (content.split("\n")[0] ?? "").slice(0, 120);
     return {
       ...call,
@@ -161,7 +162,7 @@ function withResult(call: CallBase, row: Row, line: number): RecordedCall {
       reason: `not run in the recording: ${first || "(no reason recorded)"}`,
     };
   }
-  const exitCode = row["exitCode"];
+  const exitCode = row.exitCode;
   if (exitCode !== null && !Number.isInteger(exitCode)) fail(line, '"exitCode" must be an integer or null');
   const recorded: RecordedOutput = {
     exitCode: exitCode as number | null,
@@ -175,13 +176,21 @@ function withResult(call: CallBase, row: Row, line: number): RecordedCall {
   return { ...call, kind: "ran", recorded };
 }
 
-function stringField(row: Row, key: string, line: number): string {
+function stringField<R extends TranscriptRecord>(
+  row: UncheckedRecord<R>,
+  key: keyof R & string,
+  line: number,
+): string {
   const value = row[key];
-  if (typeof value !== "string") fail(line, `${row["type"]} record needs a string "${key}"`);
+  if (typeof value !== "string") fail(line, `${row.type} record needs a string "${key}"`);
   return value;
 }
 
-function booleanField(row: Row, key: string, line: number): boolean {
+function booleanField<R extends TranscriptRecord>(
+  row: UncheckedRecord<R>,
+  key: keyof R & string,
+  line: number,
+): boolean {
   const value = row[key] ?? false;
   if (typeof value !== "boolean") fail(line, `"${key}" must be true or false`);
   return value;

@@ -1,12 +1,19 @@
 /**
- * What a sandbox is to the rest of harness. Only `src/sandbox/` knows it is Docker.
- * Anchors: pi-mono `packages/mom/src/sandbox.ts` (Executor, ExecResult);
- * testcontainers-node `container-runtime/clients/container/container-client.ts`.
+ * What a sandbox is to the rest of harness: the contract that `agent/`, `tools/`, `output/` and the
+ * CLI hold. Only `src/sandbox/` knows it is Docker (`docker/`), how a workspace is copied (`copy/`)
+ * and how the host is written safely (`host/`).
  */
+import type { ApplyResult } from "./copy/apply-copy-changes.js";
+import type { WorkspaceChanges } from "./copy/export-copy-changes.js";
+
+export type { ApplyResult, WorkspaceChanges };
 
 /** Options for one command. */
 export interface ExecOptions {
-  /** Kill the command (TERM, then KILL) after this many milliseconds. Default: the sandbox's default timeout. */
+  /**
+   * Kill the command (TERM, then KILL) after this many milliseconds. Default: the sandbox's default
+   * timeout.
+   */
   timeoutMs?: number;
   /** Aborting kills the command the same way a timeout does; the result has `isCanceled: true`. */
   signal?: AbortSignal;
@@ -25,7 +32,7 @@ export interface ExecOptions {
   onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void | Promise<void>;
 }
 
-/** The outcome of one command. A subset of execa's result (`types/return/result.d.ts`). */
+/** What one command did, as the caller gets it. */
 export interface ExecResult {
   /** The command as given. */
   command: string;
@@ -41,9 +48,12 @@ export interface ExecResult {
   timedOut: boolean;
   /** True when the command was killed because the caller aborted (Ctrl-C). */
   isCanceled: boolean;
-  /** True when stdout or stderr was cut to fit the cap (execa's `isMaxBuffer`). */
+  /** True when stdout or stderr was cut to fit the cap. */
   isTruncated: boolean;
-  /** True when the kernel's OOM killer killed a process of this command (the container's cgroup counter moved). */
+  /**
+   * True when the kernel's OOM killer killed a process of this command (the container's cgroup counter
+   * moved).
+   */
   oomKilled: boolean;
   /** Total bytes the command wrote to stdout, including any that were cut. */
   stdoutBytes: number;
@@ -62,6 +72,36 @@ export interface ExecResult {
   notices: string[];
 }
 
+/** The sandbox as reports show it (stream-json's init event, the system prompt): no engine detail. */
+export interface SandboxDescription {
+  /** The engine's id for it (a container id). */
+  id: string;
+  isolation: "bind" | "copy";
+  /** Real host path of the workspace. */
+  workspace: string;
+  /** Where the workspace appears inside. */
+  workdir: string;
+  image: string;
+  /** "uid:gid" commands run as. */
+  user: string;
+  network: string;
+  runtime: string | undefined;
+  limits: { memoryBytes: number; cpus: number; pidsLimit: number };
+  /** Workspace paths the sandbox cannot write (bind mode's protected paths). */
+  readOnlyPaths: readonly string[];
+}
+
+/**
+ * Copy isolation: the sandbox worked on a copy of the workspace; its changes reach the host only
+ * through this, after review.
+ */
+export interface CopiedWorkspace {
+  /** What the sandbox changed in its copy, compared with the host workspace now. Stops the sandbox first. */
+  exportChanges(): Promise<WorkspaceChanges>;
+  /** Writes reviewed changes to the host workspace; refused paths are in the result, not thrown. */
+  applyChanges(reviewed: WorkspaceChanges): Promise<ApplyResult>;
+}
+
 /**
  * A long-lived isolated environment that runs shell commands.
  *
@@ -72,6 +112,9 @@ export interface ExecResult {
 export interface Sandbox extends AsyncDisposable {
   /** Container path where the workspace appears, e.g. "/workspace". */
   readonly workdir: string;
+  readonly description: SandboxDescription;
+  /** Copy isolation's changes; undefined when the workspace is mounted (bind). */
+  readonly copy: CopiedWorkspace | undefined;
   /** Runs one shell command. The working directory persists between calls, like a shell's. */
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /** Releases host resources. Leaves a reusable container running unless it was created to be removed. */

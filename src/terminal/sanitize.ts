@@ -12,7 +12,10 @@
  * first and shows as plain characters in the second, which cannot act on the terminal.
  */
 
-/** OSC, DCS, SOS, PM, APC (7-bit `ESC ] P X ^ _` or 8-bit C1) up to BEL/ST; unterminated ones end at a newline. */
+/**
+ * OSC, DCS, SOS, PM, APC (7-bit `ESC ] P X ^ _` or 8-bit C1) up to BEL/ST; unterminated ones end at a
+ * newline.
+ */
 const STRING_SEQUENCE =
   /(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u001b\u009c\n]*(?:\u0007|\u001b\\|\u009c)?/g;
 /** CSI (`ESC [` or 8-bit U+009B): parameters, intermediates, final byte (cursor moves, erase, SGR, …). */

@@ -2,7 +2,6 @@
  * Shows a run to a person: streamed assistant text, each command as `$ cmd`, the first lines of its
  * output and a one-line status, then a summary. Everything that came from the sandbox or the model
  * goes through `sanitizeForTerminal` first: both can print escape sequences.
- * Anchor: the seed's `print(f"\033[33m$ {command}\033[0m")` and `print(output[:200])`.
  */
 import type { AgentRunResult } from "../agent/agent-types.js";
 import type { AgentEvents } from "../agent/events.js";

@@ -1,13 +1,11 @@
 /**
  * The one tool the model gets: run a shell command in the sandbox.
- * Anchor: pi-mono `packages/mom/src/tools/bash.ts` (`createBashTool(executor)`).
  */
 import type { ExecOptions, ExecResult, Sandbox } from "../sandbox/sandbox.js";
 import type { Blocklist } from "./blocklist.js";
 import { formatExecResult } from "./format-exec-result.js";
-import type { OutputStore, SavedOutput } from "./output-store.js";
+import type { OutputStore } from "./output-store.js";
 import { type Tool, ToolError } from "./tool.js";
-import { MODEL_OUTPUT_MAX_CHARS } from "./truncate.js";
 
 export interface BashToolOptions {
   /** Default per-command timeout, in milliseconds. */
@@ -16,8 +14,6 @@ export interface BashToolOptions {
   maxTimeoutMs?: number;
   /** Tripwire checked before every command; omit to check nothing (the container stays the boundary). */
   blocklist?: Blocklist;
-  /** Cap on output characters shown to the model. Default 30,000. */
-  maxOutputChars?: number;
   /** Where the whole output of a command goes when the model's copy is cut (see `read_output`). */
   outputStore?: OutputStore;
 }
@@ -34,7 +30,6 @@ const DEFAULT_MAX_TIMEOUT_MS = 600_000;
 
 export function createBashTool(sandbox: Sandbox, options: BashToolOptions): Tool<BashInput> {
   const maxTimeoutMs = options.maxTimeoutMs ?? Math.max(options.timeoutMs, DEFAULT_MAX_TIMEOUT_MS);
-  const maxChars = options.maxOutputChars ?? MODEL_OUTPUT_MAX_CHARS;
   const seconds = (ms: number) => Math.round(ms / 1000);
 
   return {
@@ -102,22 +97,8 @@ export function createBashTool(sandbox: Sandbox, options: BashToolOptions): Tool
         capture?.finish(false);
         throw error;
       }
-      let content = formatExecResult(result, { maxChars });
-      const cut = result.isTruncated || result.stdout.length + result.stderr.length > maxChars;
-      const saved = capture?.finish(cut) ?? [];
-      if (saved.length > 0) content += `\n${savedNote(saved)}`;
-      return { content, isError: result.failed, exec: result };
+      const saved = capture?.finish(result.isTruncated) ?? [];
+      return { content: formatExecResult(result, saved), isError: result.failed, exec: result };
     },
   };
-}
-
-function savedNote(saved: SavedOutput[]): string {
-  const id = saved[0]?.id ?? "";
-  const parts = saved.map((o) => {
-    const size = `${o.totalBytes.toLocaleString("en-US")} bytes`;
-    return o.savedBytes < o.totalBytes
-      ? `${o.stream}: ${size}, first ${o.savedBytes.toLocaleString("en-US")} saved`
-      : `${o.stream}: ${size}`;
-  });
-  return `<note>The full output was saved as ${id} (${parts.join("; ")}): read it with the read_output tool by line range or grep.</note>`;
 }

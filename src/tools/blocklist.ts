@@ -2,7 +2,7 @@
  * A tripwire for obviously destructive commands. It is NOT the security boundary: the container is
  * (no privileges, resource limits, only the workspace mounted). A shell has endless ways to say the
  * same thing (`eval`, base64, scripts written to disk), so this only catches the model doing something
- * plainly wrong by accident and tells it so. The seed says the same: "危险命令字符串黑名单只是教学措施".
+ * plainly wrong by accident and tells it so.
  */
 import { ConfigError } from "../errors.js";
 
@@ -145,7 +145,10 @@ const BUILTIN_RULES: readonly Rule[] = [
   },
 ];
 
-/** Splits a normalised command line into simple commands, looking through wrappers, `sh -c` and `find -exec`. */
+/**
+ * Splits a normalised command line into simple commands, looking through wrappers, `sh -c` and
+ * `find -exec`.
+ */
 function simpleCommands(text: string): SimpleCommand[] {
   const withoutRedirects = text.replace(/\d*[<>]&\d*-?/g, " ").replace(/&>/g, ">");
   const commands: SimpleCommand[] = [];

@@ -1,15 +1,14 @@
 /**
  * What the model sees of a command: stdout and stderr apart, the exit code always, and a plain note
  * for everything that makes the output incomplete or surprising (cut, timed out, cancelled, OOM).
- * Unlike the seed (`(r.stdout + r.stderr)[:50000]`), nothing is silently merged or dropped.
+ * Nothing is silently merged or dropped.
+ *
+ * Long output is cut once, by the sandbox: it keeps the head and the tail of each stream and marks
+ * the cut with a line saying how many bytes went. This layer does not cut again; it only adds where
+ * the whole output went (saved for `read_output`) or how to get at it.
  */
 import type { ExecResult } from "../sandbox/sandbox.js";
-import { MODEL_OUTPUT_MAX_CHARS, truncateMiddle } from "./truncate.js";
-
-export interface FormatExecOptions {
-  /** Cap on stdout + stderr characters shown to the model (head and tail kept). Default 30,000. */
-  maxChars?: number;
-}
+import type { SavedOutput } from "./output-store.js";
 
 /**
  * Layout (sections omitted when empty):
@@ -19,25 +18,21 @@ export interface FormatExecOptions {
  * <exit_code>1</exit_code>
  * <note>…</note>
  * ```
+ * `saved`: where the whole output of a cut command was kept for `read_output`.
  */
-export function formatExecResult(result: ExecResult, options: FormatExecOptions = {}): string {
-  const maxChars = options.maxChars ?? MODEL_OUTPUT_MAX_CHARS;
+export function formatExecResult(result: ExecResult, saved: readonly SavedOutput[] = []): string {
   const stdout = trimFinalNewline(result.stdout);
   const stderr = trimFinalNewline(result.stderr);
-  const stderrBudget = Math.min(stderr.length, Math.max(Math.floor(maxChars / 2), maxChars - stdout.length));
-  const shownStdout = truncateMiddle(stdout, maxChars - stderrBudget).text;
-  const shownStderr = truncateMiddle(stderr, stderrBudget).text;
-
   const parts: string[] = [];
-  if (shownStdout !== "") parts.push(`<stdout>\n${shownStdout}\n</stdout>`);
-  if (shownStderr !== "") parts.push(`<stderr>\n${shownStderr}\n</stderr>`);
+  if (stdout !== "") parts.push(`<stdout>\n${stdout}\n</stdout>`);
+  if (stderr !== "") parts.push(`<stderr>\n${stderr}\n</stderr>`);
   if (parts.length === 0) parts.push("(no output)");
   parts.push(`<exit_code>${result.exitCode ?? "none"}</exit_code>`);
-  for (const note of notesFor(result)) parts.push(`<note>${note}</note>`);
+  for (const note of notesFor(result, saved)) parts.push(`<note>${note}</note>`);
   return parts.join("\n");
 }
 
-function notesFor(result: ExecResult): string[] {
+function notesFor(result: ExecResult, saved: readonly SavedOutput[]): string[] {
   const notes: string[] = [];
   if (result.timedOut) {
     const why = result.shortMessage || "The command timed out";
@@ -52,22 +47,24 @@ function notesFor(result: ExecResult): string[] {
       "A process of this command was killed by the kernel's out-of-memory killer. Use less memory (smaller inputs, fewer parallel jobs).",
     );
   }
-  if (result.isTruncated) notes.push(truncationNote(result));
+  if (result.isTruncated) {
+    const where =
+      saved.length > 0
+        ? savedWhere(saved)
+        : "Redirect big output to a file and inspect it with head, tail or grep.";
+    notes.push(`Output was too long: the middle was cut where marked. ${where}`);
+  }
   for (const notice of result.notices) notes.push(`Sandbox notice: ${notice}`);
   return notes;
 }
 
-function truncationNote(result: ExecResult): string {
-  const cut: string[] = [];
-  for (const [name, text, total] of [
-    ["stdout", result.stdout, result.stdoutBytes],
-    ["stderr", result.stderr, result.stderrBytes],
-  ] as const) {
-    const kept = Buffer.byteLength(text, "utf8");
-    if (total > kept) cut.push(`${name} was ${bytes(total)} in total, ${bytes(kept)} kept`);
-  }
-  const detail = cut.length > 0 ? `${cut.join("; ")}. ` : "";
-  return `Output was too long and was cut (head and tail kept): ${detail}Redirect big output to a file and inspect it with head, tail or grep.`;
+function savedWhere(saved: readonly SavedOutput[]): string {
+  const streams = saved.map((o) =>
+    o.savedBytes < o.totalBytes
+      ? `${o.stream}: first ${bytes(o.savedBytes)} of ${bytes(o.totalBytes)}`
+      : `${o.stream}: ${bytes(o.totalBytes)}`,
+  );
+  return `The full output was saved as ${saved[0]?.id ?? ""} (${streams.join("; ")}): read it with the read_output tool by line range or grep.`;
 }
 
 function bytes(n: number): string {

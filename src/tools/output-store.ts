@@ -3,8 +3,10 @@
  * the transcript, so the model can page through a long test log with `read_output` instead of
  * flooding its context. Bounded per stream and per run; nothing is written for short output.
  */
+
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
 
 export type StreamName = "stdout" | "stderr";
 
@@ -23,7 +25,7 @@ export interface SavedOutput {
 export interface OutputStoreOptions {
   /** Directory for the files (created on first use). */
   dir: string;
-  /** Output up to this size per stream stays in memory only. Default 16 KiB. */
+  /** Output up to this size per stream stays in memory only. Default: what the sandbox keeps of a stream. */
   spillAfterBytes?: number;
   /** Most bytes saved per stream of one command. Default 64 MiB. */
   maxBytesPerStream?: number;
@@ -85,7 +87,9 @@ export class OutputStore {
   }
 
   get spillAfterBytes(): number {
-    return this.options.spillAfterBytes ?? 16 * 1024;
+    return (
+      this.options.spillAfterBytes ?? SANDBOX_DEFAULTS.outputHeadBytes + SANDBOX_DEFAULTS.outputTailBytes
+    );
   }
 }
 

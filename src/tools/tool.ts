@@ -1,6 +1,5 @@
 /**
  * A tool the model can call: its definition for the API, a parser for its input, and what it does.
- * Anchors: anthropic-sdk-typescript `src/lib/tools/BetaRunnableTool.ts`; opencode `src/tool/tool.ts`.
  */
 import type { ExecResult } from "../sandbox/sandbox.js";
 
@@ -52,7 +51,7 @@ export interface ToolOutput {
 }
 
 /**
- * Thrown by a tool to return a specific error text to the model (sdk `src/lib/tools/ToolError.ts`).
+ * Thrown by a tool to return a specific error text to the model.
  * Anything else thrown becomes `Error: <message>`.
  */
 export class ToolError extends Error {

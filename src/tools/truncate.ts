@@ -1,11 +1,8 @@
 /**
- * The last cap before text reaches the model: keep the head and the tail, say how much was cut.
- * Anchors: mini-swe-agent `config/mini.yaml` `observation_template` (head, tail, `elided_chars`);
- * pi-mono `coding-agent/src/core/tools/truncate.ts`.
+ * Caps a text the model gets: keep the head and the tail, say how much was cut. Used for a page of
+ * saved output (`read_output`); a command's own output was already cut by the sandbox, in bytes,
+ * and is not cut again.
  */
-
-/** Default cap on what one tool result may put in front of the model. */
-export const MODEL_OUTPUT_MAX_CHARS = 30_000;
 
 export interface TruncateResult {
   /** The text, whole or as head + marker + tail. */
@@ -18,7 +15,7 @@ export interface TruncateResult {
  * Keeps at most `maxChars` of `text` (plus the marker line): the first and the last half.
  * The middle goes because errors and summaries tend to be at the ends.
  */
-export function truncateMiddle(text: string, maxChars: number = MODEL_OUTPUT_MAX_CHARS): TruncateResult {
+export function truncateMiddle(text: string, maxChars: number): TruncateResult {
   if (text.length <= maxChars) return { text, elidedChars: 0 };
   let headEnd = Math.ceil(maxChars / 2);
   let tailStart = text.length - Math.floor(maxChars / 2);

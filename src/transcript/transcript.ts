@@ -1,48 +1,40 @@
 /**
  * A JSONL record of a run, appended synchronously after every step, failed ones included, so a crash
  * or Ctrl-C keeps everything that happened up to it. It is an `AgentEvents` listener: combine it with
- * the terminal renderer via `combineEvents`.
- * Anchor: mini-swe-agent `agents/default.py` (`save()` in `finally` on every step).
+ * the terminal renderer via `combineEvents`. Its records are the types of transcript-records.ts, which
+ * replay's reader reads by the same names.
  */
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { AgentEvents } from "../agent/events.js";
-
-/** Record types, one per line: `{ "type": …, "time": ISO-8601, …fields }`. */
-export type TranscriptRecordType =
-  | "run_start"
-  | "user"
-  | "assistant"
-  | "tool_call"
-  | "tool_result"
-  | "usage"
-  | "notice"
-  | "run_end";
+import { errorFacts } from "../errors.js";
+import type { RunStartRecord, TranscriptEntry } from "./transcript-records.js";
 
 export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToolOutput">> {
   /** The JSONL file. */
   readonly path: string;
   /** Appends one record now. Never throws: a transcript that cannot be written must not end the run. */
-  write(type: TranscriptRecordType, fields: Record<string, unknown>): void;
+  write(entry: TranscriptEntry): void;
 }
 
 export interface TranscriptOptions {
   /** Clock, for tests. */
   now?: () => Date;
-  /** More facts for the run_start record, e.g. the per-command timeout (replay uses it). */
-  runStart?: Record<string, unknown>;
+  /** More facts for the run_start record: the per-command timeout (replay uses it). */
+  runStart?: Pick<RunStartRecord, "commandTimeoutMs">;
 }
 
 export function createTranscript(path: string, options: TranscriptOptions = {}): Transcript {
   const now = options.now ?? (() => new Date());
   let directoryReady = false;
 
-  const write = (type: TranscriptRecordType, fields: Record<string, unknown>) => {
+  const write = (entry: TranscriptEntry) => {
     try {
       if (!directoryReady) {
         mkdirSync(dirname(path), { recursive: true });
         directoryReady = true;
       }
+      const { type, ...fields } = entry;
       const line = JSON.stringify(scrubSecrets({ type, time: now().toISOString(), ...fields }), jsonSafe);
       // Owner-only: a transcript holds the project's code and command output.
       appendFileSync(path, `${line}\n`, { encoding: "utf8", mode: 0o600 });
@@ -54,28 +46,28 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
   return {
     path,
     write,
-    onRunStart: (info) => write("run_start", { ...info, ...options.runStart }),
-    onUserMessage: (text) => write("user", { text }),
+    onRunStart: (info) => write({ type: "run_start", ...info, ...options.runStart }),
+    onUserMessage: (text) => write({ type: "user", text }),
     onAssistantTurn: (response) =>
-      write("assistant", {
+      write({
+        type: "assistant",
         id: response.id,
         model: response.model,
         stopReason: response.stopReason,
         content: response.content,
         usage: response.usage,
       }),
-    onToolCall: (call) => write("tool_call", { id: call.id, name: call.name, input: call.input }),
+    onToolCall: (call) => write({ type: "tool_call", id: call.id, name: call.name, input: call.input }),
     onToolResult: (call, result) => {
       const exec = result.exec;
-      write("tool_result", {
-        id: call.id,
-        name: call.name,
-        isError: result.isError,
-        content: result.content,
-        ...(exec === undefined
+      const answer = { id: call.id, name: call.name, isError: result.isError, content: result.content };
+      const record: Extract<TranscriptEntry, { type: "tool_result" }> =
+        exec === undefined
           ? // Not run (blocked, bad input, cancelled): still say which command it was.
-            commandOf(call.input)
+            { type: "tool_result", ...answer, ...commandOf(call.input) }
           : {
+              type: "tool_result",
+              ...answer,
               command: exec.command,
               stdout: exec.stdout,
               stderr: exec.stderr,
@@ -88,34 +80,26 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
               stdoutBytes: exec.stdoutBytes,
               stderrBytes: exec.stderrBytes,
               notices: exec.notices,
-            }),
-      });
+            };
+      write(record);
     },
-    onTurnUsage: (usage, total) => write("usage", { usage, total }),
-    onNotice: (text) => write("notice", { text }),
+    onTurnUsage: (usage, total) => write({ type: "usage", usage, total }),
+    onNotice: (text) => write({ type: "notice", text }),
     onRunEnd: (result) =>
-      write("run_end", {
+      write({
+        type: "run_end",
         status: result.status,
         turns: result.turns,
         usage: result.usage,
         finalText: result.finalText,
-        ...(result.error === undefined ? {} : { error: errorFields(result.error) }),
+        ...(result.error === undefined ? {} : { error: errorFacts(result.error) }),
       }),
   };
 }
 
-function commandOf(input: unknown): Record<string, unknown> {
+function commandOf(input: unknown): { command?: string } {
   const command = (input as { command?: unknown } | null)?.command;
   return typeof command === "string" ? { command } : {};
-}
-
-function errorFields(error: Error): Record<string, unknown> {
-  const fields: Record<string, unknown> = { name: error.name, message: error.message };
-  for (const key of ["status", "requestID", "containerId"]) {
-    const value = (error as unknown as Record<string, unknown>)[key];
-    if (value !== undefined) fields[key] = value;
-  }
-  return fields;
 }
 
 /** JSON.stringify replacer: bigints as strings, so no record fails to serialise. */

@@ -4,9 +4,10 @@ import { chownSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, w
 import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { LABEL_ISOLATION } from "../../src/sandbox/copy/copy-workspace.js";
+import { LABEL_ISOLATION } from "../../src/sandbox/copy/copy-container-labels.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import { LABEL_OWNER_HOST, LABEL_OWNER_PID, LABEL_WORKSPACE } from "../../src/sandbox/docker/labels.js";
+import { copyOf } from "../support/copied.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../support/workspace.js";
 
@@ -55,7 +56,7 @@ describe.skipIf(skipDocker)("--isolation copy", () => {
     expect(readFileSync(join(ws.path, "del.txt"), "utf8")).toBe("bye\n");
     gone(join(ws.path, "src"));
 
-    const changes = await sandbox.exportChanges();
+    const changes = await copyOf(sandbox).exportChanges();
     expect(changes.summary.split("\n")).toEqual([
       "D del.txt",
       "M keep.txt (mode 644 -> 755)",
@@ -71,7 +72,7 @@ describe.skipIf(skipDocker)("--isolation copy", () => {
     expect(changes.diff).toContain("--- /dev/null\n+++ b/src/new.py\n@@ -0,0 +1 @@\n+print(1)\n");
     expect(readFileSync(join(ws.path, "mod.txt"), "utf8")).toBe("one\ntwo\nthree\n");
 
-    const applied = await sandbox.applyChanges(changes);
+    const applied = await copyOf(sandbox).applyChanges(changes);
     expect(applied.refused).toEqual([]);
     expect(applied.deleted).toEqual(["del.txt"]);
     expect(applied.written.sort()).toEqual(["keep.txt", "mod.txt", "src", "src/new.py"]);
@@ -91,10 +92,10 @@ describe.skipIf(skipDocker)("--isolation copy", () => {
     await sandbox.exec(
       "ln -s /etc/passwd evil && ln -sfn /etc/passwd inside-link && mkdir d && ln -s ../../etc d/up && echo ok > fine.txt",
     );
-    const changes = await sandbox.exportChanges();
+    const changes = await copyOf(sandbox).exportChanges();
     expect(changes.summary).toContain("A evil -> /etc/passwd");
     expect(changes.summary).toContain("M inside-link -> /etc/passwd");
-    const applied = await sandbox.applyChanges(changes);
+    const applied = await copyOf(sandbox).applyChanges(changes);
     expect(applied.refused).toEqual(
       [
         { path: "d/up", reason: "symlink points outside the workspace (../../etc)" },
@@ -118,11 +119,11 @@ describe.skipIf(skipDocker)("--isolation copy", () => {
     await sandbox.exec("echo sandbox > shared.txt && echo sandbox > theirs.txt");
     put(ws.path, "shared.txt", "edited on the host meanwhile\n");
     put(ws.path, "notes.txt", "created on the host meanwhile\n");
-    const changes = await sandbox.exportChanges();
+    const changes = await copyOf(sandbox).exportChanges();
     expect(changes.changes.map((c) => `${c.kind} ${c.path}`)).toEqual(["M shared.txt", "M theirs.txt"]);
     expect(changes.conflicts).toEqual(["shared.txt"]);
     expect(changes.summary).toContain("! shared.txt: also changed on the host during the run");
-    const applied = await sandbox.applyChanges(changes);
+    const applied = await copyOf(sandbox).applyChanges(changes);
     expect(applied.written).toEqual(["theirs.txt"]);
     expect(applied.refused).toEqual([
       { path: "shared.txt", reason: "changed on the host during the run; left as it is" },

@@ -2,7 +2,7 @@
  * A `Sandbox` for unit tests: records every command and answers from a script. No Docker.
  * Anchor: mini-swe-agent `tests/agents/test_default.py` (deterministic model + local environment).
  */
-import type { ExecOptions, ExecResult, Sandbox } from "../../src/sandbox/sandbox.js";
+import type { ExecOptions, ExecResult, Sandbox, SandboxDescription } from "../../src/sandbox/sandbox.js";
 
 /** A whole `ExecResult` from a few fields; `failed` and the byte counts follow from the rest unless given. */
 export function makeExecResult(partial: Partial<ExecResult> = {}): ExecResult {
@@ -52,9 +52,27 @@ export class FakeSandbox implements Sandbox {
   readonly #steps: ExecStep[] | ExecHandler;
 
   /** `steps` answer the commands in order (an empty success once they run out), or one handler answers all. */
+  /** A fake never copies a workspace. */
+  readonly copy = undefined;
+
   constructor(steps: ExecStep[] | ExecHandler = [], options: { workdir?: string } = {}) {
     this.#steps = Array.isArray(steps) ? [...steps] : steps;
     this.workdir = options.workdir ?? "/workspace";
+  }
+
+  get description(): SandboxDescription {
+    return {
+      id: "fake",
+      isolation: "bind",
+      workspace: "/host/workspace",
+      workdir: this.workdir,
+      image: "fake",
+      user: "1000:1000",
+      network: "none",
+      runtime: undefined,
+      limits: { memoryBytes: 2 * 1024 ** 3, cpus: 2, pidsLimit: 512 },
+      readOnlyPaths: [],
+    };
   }
 
   /** The commands run so far. */

@@ -1,5 +1,6 @@
 /** A `RunOutput` writing into memory, with a fake clock, and the sandbox facts its init line reports. */
 import { Writable } from "node:stream";
+import { exitCodeFor } from "../../src/cli/exit-codes.js";
 import { lookupPricing } from "../../src/model/pricing.js";
 import { createRunOutput, type RunOutputOptions } from "../../src/output/run-output.js";
 import type { SandboxFacts } from "../../src/output/stream-json-output.js";
@@ -16,19 +17,18 @@ function capture() {
 }
 
 export const sandboxFacts: SandboxFacts = {
-  settings: {
+  description: {
+    id: "c0ffee",
+    isolation: "bind",
     image: "harness-sandbox:test",
     workspace: "/home/me/proj",
     workdir: "/workspace",
     user: "1000:1000",
     network: "none",
-    memoryBytes: 2 * 1024 ** 3,
-    cpus: 2,
-    pidsLimit: 512,
-    tmpSizeMiB: 512,
-    homeSizeMiB: 256,
+    runtime: undefined,
+    limits: { memoryBytes: 2 * 1024 ** 3, cpus: 2, pidsLimit: 512 },
+    readOnlyPaths: [],
   },
-  containerId: "c0ffee",
   timeoutMs: 120_000,
 };
 
@@ -47,6 +47,7 @@ export function setupOutput(format: RunOutputOptions["format"], extra: Partial<R
     stdout: stdout.stream,
     stderr: stderr.stream,
     now: () => (clock += 250),
+    exitCodeFor,
     ...extra,
   });
   /** stdout's lines, parsed. */

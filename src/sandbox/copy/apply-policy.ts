@@ -26,11 +26,10 @@ export type PathPolicy = (path: string, type?: string) => string | undefined;
 /**
  * Paths never written back, added, changed or deleted: the ones bind mode mounts read-only
  * (protected-paths.ts), because programs on the host run them unasked. git runs commands named in
- * its config (core.fsmonitor, hooksPath, filters) and its hooks on the next git call, as the user
- * (shared/notes/sandbox-pitfalls.md, "Host side"). A `.git` itself is refused too: replaced by a
- * symlink or a `gitdir:` file, it would point git at a config the task wrote elsewhere. Above a
- * protected path only a directory is applied: a symlink there would put another directory's files
- * in its place. `--no-protect` lifts all of this, as in bind mode.
+ * its config (core.fsmonitor, hooksPath, filters) and its hooks on the next git call, as the user.
+ * A `.git` itself is refused too: replaced by a symlink or a `gitdir:` file, it would point git at a
+ * config the task wrote elsewhere. Above a protected path only a directory is applied: a symlink there
+ * would put another directory's files in its place. `--no-protect` lifts all of this, as in bind mode.
  */
 export function protectedPathRefusal(protect: ProtectOptions = {}): PathPolicy {
   if (protect.disabled) return () => undefined;

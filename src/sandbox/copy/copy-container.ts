@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { Readable } from "node:stream";
 import type Docker from "dockerode";
-import { HarnessError, SandboxError } from "../../errors.js";
+import { HarnessError } from "../../errors.js";
 import { containerName } from "../docker/container-lifecycle.js";
+import { sandboxError } from "../docker/docker-errors.js";
+import { removeContainer } from "../docker/remove-container.js";
 import { parseUserIds } from "../host/workspace.js";
 import { removeOrphanedCopies } from "./orphaned-copies.js";
 import { packWorkspace, type WorkspaceCopyPlan } from "./workspace-archive.js";
@@ -21,21 +23,17 @@ export async function createCopyContainer(
   await removeOrphanedCopies(docker);
   const name = `${containerName(plan.root)}-copy-${randomBytes(4).toString("hex")}`;
   const container = await docker.createContainer({ ...create, name }).catch((error: unknown) => {
-    throw new SandboxError(`creating the copy-mode container failed: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw sandboxError("creating the copy-mode container failed", error);
   });
   try {
     const packed = packWorkspace(plan, parseUserIds(user));
     await Promise.all([packed.done, container.putArchive(packed.stream, { path: workdir })]);
     await container.start();
   } catch (error) {
-    await container.remove({ force: true, v: true }).catch(() => {});
+    // Best effort: the error that made the copy fail is the one to report.
+    await removeContainer(container).catch(() => {});
     if (error instanceof HarnessError) throw error;
-    throw new SandboxError(`copying the workspace into the sandbox failed: ${(error as Error).message}`, {
-      cause: error,
-      containerId: container.id,
-    });
+    throw sandboxError("copying the workspace into the sandbox failed", error, container.id);
   }
   return container;
 }
@@ -44,9 +42,6 @@ export async function archiveOf(container: Docker.Container, workdir: string): P
   try {
     return (await container.getArchive({ path: workdir })) as unknown as Readable;
   } catch (error) {
-    throw new SandboxError(`reading the sandbox's workspace failed: ${(error as Error).message}`, {
-      cause: error,
-      containerId: container.id,
-    });
+    throw sandboxError("reading the sandbox's workspace failed", error, container.id);
   }
 }

@@ -7,6 +7,7 @@ import {
   LABEL_OWNER_PID,
   LABEL_OWNER_PID_NS,
 } from "../docker/labels.js";
+import { removeContainer } from "../docker/remove-container.js";
 import { LABEL_ISOLATION, type OwnerIdentity, ownerIdentity } from "./copy-container-labels.js";
 
 const log = createDebug("harness:docker");
@@ -55,11 +56,11 @@ export async function removeOrphanedCopies(docker: Docker): Promise<string[]> {
     const here = ownerIdentity();
     for (const info of found.filter((c) => isOrphanedCopy(c.Labels, here))) {
       log("removing copy-mode container %s: its harness process is gone", info.Id.slice(0, 12));
-      await docker
-        .getContainer(info.Id)
-        .remove({ force: true, v: true })
-        .then(() => removed.push(info.Id))
-        .catch((error: unknown) => log("removing %s failed: %s", info.Id.slice(0, 12), error));
+      try {
+        if (await removeContainer(docker.getContainer(info.Id))) removed.push(info.Id);
+      } catch (error) {
+        log("%s", (error as Error).message);
+      }
     }
   } catch (error) {
     log("looking for orphaned copy-mode containers failed: %s", error);

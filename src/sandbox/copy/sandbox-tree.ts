@@ -36,7 +36,7 @@ export async function readSandboxTree(source: Readable, options: ReadTreeOptions
     return await readTree(source, options);
   } finally {
     // Stopping early (over the limit) must let go of the engine's archive stream: left open and
-    // paused, it kept the container busy, and removing the container then hung.
+    // paused, it keeps the container busy, and removing the container then hangs.
     source.destroy();
   }
 }

@@ -12,9 +12,6 @@ import { withBeneath } from "../host/beneath.js";
 import { type IgnoreMatcher, loadIgnoreMatcher } from "./ignore-rules.js";
 import { openRegularFile, scanWorkspace, type WorkspaceScan } from "./workspace-scan.js";
 
-/** Default for `--copy-limit`: the most file content copy mode copies in (and back out). */
-export const DEFAULT_COPY_LIMIT_BYTES = 1024 ** 3;
-
 /** What copy mode learned about the workspace at open: reused when the changes are compared. */
 export interface WorkspaceCopyPlan {
   /** Real path of the host workspace. */
@@ -59,7 +56,7 @@ export interface PackedWorkspace {
 /**
  * The tar stream to put at the workspace directory. Its first entry is named "/": Docker applies
  * that header's owner and mode to the target directory itself (measured on Engine 20.10, where a
- * "./" entry was passed over), which makes the fresh root-owned volume writable for the sandbox user.
+ * "./" entry is passed over), which makes the fresh root-owned volume writable for the sandbox user.
  */
 export function packWorkspace(plan: WorkspaceCopyPlan, owner: { uid: number; gid: number }): PackedWorkspace {
   const archive = pack();

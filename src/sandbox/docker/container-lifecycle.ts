@@ -1,16 +1,15 @@
 /**
  * Finding, creating, starting and recovering the one long-lived container of a workspace.
- * Anchors: testcontainers-node `fetchByLabel`, `wait-strategies/wait-for-container.ts`.
  */
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import createDebug from "debug";
 import type Docker from "dockerode";
-import { SandboxError } from "../../errors.js";
 import { HARNESS_VERSION } from "../../version.js";
-import { dockerStatus } from "./docker-errors.js";
-import { runSimpleExec } from "./docker-exec.js";
+import { dockerStatus, sandboxError } from "./docker-errors.js";
+import { runSimpleExec } from "./exec-helper.js";
 import { LABEL_CONFIG_HASH, LABEL_VERSION, LABEL_WORKSPACE } from "./labels.js";
+import { removeContainer } from "./remove-container.js";
 
 const log = createDebug("harness:docker");
 
@@ -28,7 +27,7 @@ export function containerName(workspace: string): string {
 export interface AcquireResult {
   container: Docker.Container;
   /** "reused", "started" (existed, was stopped) or "created". */
-  how: "reused" | "started" | "created";
+  acquired: "reused" | "started" | "created";
 }
 
 /**
@@ -50,7 +49,7 @@ export async function acquireContainer(
     const same =
       info.Labels[LABEL_CONFIG_HASH] === wantedHash && info.Labels[LABEL_VERSION] === HARNESS_VERSION;
     const container = docker.getContainer(info.Id);
-    if (same && info.State === "running") return { container, how: "reused" };
+    if (same && info.State === "running") return { container, acquired: "reused" };
     if (same && (info.State === "exited" || info.State === "created")) {
       await container
         .start()
@@ -58,10 +57,10 @@ export async function acquireContainer(
         .catch((error: unknown) => {
           throw sandboxError("starting the sandbox container failed", error, info.Id);
         });
-      return { container, how: "started" };
+      return { container, acquired: "started" };
     }
     log("removing container %s (state %s, same settings %s)", info.Id.slice(0, 12), info.State, same);
-    await removeIfThere(container);
+    await removeContainer(container);
   }
   const name = containerName(workspace);
   let container: Docker.Container;
@@ -71,7 +70,7 @@ export async function acquireContainer(
     if (dockerStatus(error) !== 409) throw sandboxError("creating the sandbox container failed", error);
     // Another harness for the same workspace won the race, or a stray container holds the name.
     log("name %s taken; replacing it", name);
-    await removeIfThere(docker.getContainer(name));
+    await removeContainer(docker.getContainer(name));
     container = await docker.createContainer({ ...create, name }).catch((again: unknown) => {
       throw sandboxError("creating the sandbox container failed", again);
     });
@@ -79,7 +78,7 @@ export async function acquireContainer(
   await container.start().catch((error: unknown) => {
     throw sandboxError("starting the sandbox container failed", error, container.id);
   });
-  return { container, how: "created" };
+  return { container, acquired: "created" };
 }
 
 /** Waits until an exec of `true` succeeds; removes nothing, the caller decides. */
@@ -145,24 +144,6 @@ async function waitUntilGone(container: Docker.Container, deadlineMs = 10_000): 
       if (dockerStatus(error) === 404) return;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-function sandboxError(what: string, error: unknown, containerId?: string): SandboxError {
-  const detail = (error as Error)?.message ?? String(error);
-  return new SandboxError(`${what}${containerId ? ` (${containerId.slice(0, 12)})` : ""}: ${detail}`, {
-    cause: error,
-    containerId,
-  });
-}
-
-/** Removes a container (and its anonymous volumes); one that is already gone is fine. */
-async function removeIfThere(container: Docker.Container): Promise<void> {
-  try {
-    await container.remove({ force: true, v: true });
-  } catch (error) {
-    if (dockerStatus(error) !== 404)
-      throw sandboxError("removing an old sandbox container failed", error, container.id);
   }
 }
 

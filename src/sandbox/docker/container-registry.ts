@@ -1,7 +1,7 @@
 /** Listing and removing the containers harness made (`harness ps`, `harness rm`). */
 import type Docker from "dockerode";
-import { dockerStatus } from "./docker-errors.js";
 import { LABEL_MANAGED, LABEL_VERSION, LABEL_WORKSPACE } from "./labels.js";
+import { removeContainer } from "./remove-container.js";
 
 export interface HarnessContainer {
   id: string;
@@ -34,20 +34,14 @@ export async function listHarnessContainers(docker: Docker, workspace?: string):
     }));
 }
 
-/** Removes (force) the given harness containers; returns the ones removed. */
+/** Removes the given harness containers (`removeContainer`); returns those this call removed. */
 export async function removeHarnessContainers(
   docker: Docker,
   containers: HarnessContainer[],
 ): Promise<HarnessContainer[]> {
   const removed: HarnessContainer[] = [];
   for (const c of containers) {
-    try {
-      // v: copy-mode containers keep the workspace copy in an anonymous volume; it goes with them.
-      await docker.getContainer(c.id).remove({ force: true, v: true });
-      removed.push(c);
-    } catch (error) {
-      if (dockerStatus(error) !== 404) throw error;
-    }
+    if (await removeContainer(docker.getContainer(c.id))) removed.push(c);
   }
   return removed;
 }

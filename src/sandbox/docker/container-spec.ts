@@ -45,14 +45,6 @@ export interface SandboxSettings {
 
 export const HOME_DIR = "/home/sandbox";
 
-export const DEFAULT_LIMITS = {
-  memoryBytes: 2 * 1024 ** 3,
-  cpus: 2,
-  pidsLimit: 512,
-  tmpSizeMiB: 512,
-  homeSizeMiB: 256,
-} as const;
-
 /** The whole environment of the container: nothing from the host, so no secret can leak in. */
 export function sandboxEnv(): string[] {
   return [

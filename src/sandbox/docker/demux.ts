@@ -2,7 +2,7 @@
  * Splits Docker's multiplexed attach stream (Tty: false) into stdout and stderr frames.
  * Frame: 1 byte stream type (1 stdout, 2 stderr), 3 zero bytes, 4 bytes big-endian payload length.
  * Written here instead of docker-modem's `demuxStream` because that one never ends its destinations
- * and gives no say over when reading stops (testcontainers-node `utils/demux-stream.ts` works around the same).
+ * and gives no say over when reading stops.
  */
 export type StreamName = "stdout" | "stderr";
 

@@ -1,19 +1,20 @@
 /**
- * One command through the Docker Engine exec API, from create to a decided outcome.
- * The API cannot kill an exec (moby/moby#9098), so timeouts and cancels run KILL_SCRIPT in a second
- * exec. "Finished" comes from the wrapper's marker lines, or end of stream, or the exec's own state,
- * whichever is first; never from end of stream alone (a background process can hold it open).
+ * One command through the Docker Engine exec API, from create to a decided outcome. The steps live
+ * beside it: starting under a deadline (`exec-start.ts`), reading the attach stream
+ * (`exec-output.ts`), deciding when the command is over (`exec-completion.ts`), killing it on timeout
+ * or cancel (`exec-kill.ts`), and reading how it ended (`exec-end-report.ts`).
  */
 import { randomBytes } from "node:crypto";
-import type { Duplex } from "node:stream";
 import createDebug from "debug";
 import type Docker from "dockerode";
-import { Demuxer, type StreamName } from "./demux.js";
-import { EndMarkerScanner } from "./end-marker.js";
-import { EXEC_TAG_VAR, KILL_SCRIPT, MARKER_LEAD, START_LEAD, WRAPPER_SCRIPT } from "./exec-scripts.js";
-import { OutputBuffer } from "./output-buffer.js";
-import { OutputFlow } from "./output-flow.js";
-import { StartLineReader, type WrapperStart } from "./start-line.js";
+import type { StreamName } from "./demux.js";
+import { connectionLost, watchCompletion } from "./exec-completion.js";
+import { readCommandEnd } from "./exec-end-report.js";
+import { armKill, ExecKill } from "./exec-kill.js";
+import { AttachStreamOutput } from "./exec-output.js";
+import { EXEC_TAG_VAR, WRAPPER_SCRIPT } from "./exec-scripts.js";
+import { startExec } from "./exec-start.js";
+import type { OutputBuffer } from "./output-buffer.js";
 
 const log = createDebug("harness:exec");
 
@@ -59,277 +60,87 @@ export interface ExecOutcome {
 
 /** How long creating and starting an exec may take before the engine counts as wedged. */
 const START_DEADLINE_MS = 30_000;
-/** The longest delay setTimeout honours. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-/** How often the exec's state is polled while nothing else says the command ended. */
-const POLL_MS = 1000;
-/** After a kill, how long to wait for the exec to wind down before giving up on its stream. */
-const AFTER_KILL_MS = 5000;
-/** How long a kill waits for the wrapper's start line when it has not arrived yet. */
-const START_LINE_WAIT_MS = 2000;
 
+/**
+ * Runs `req.command` in the wrapper. Rejects only when the exec could not be created or started (the
+ * caller restarts the container); everything the command does is in the outcome.
+ */
 export async function runDockerExec(container: Docker.Container, req: ExecRequest): Promise<ExecOutcome> {
   const started = performance.now();
   const nonce = randomBytes(8).toString("hex");
-  const stdout = new OutputBuffer(req.headBytes, req.tailBytes);
-  const stderr = new OutputBuffer(req.headBytes, req.tailBytes);
-  const buffers = { stdout, stderr };
-  const flow = new OutputFlow();
-  const onOutputFailed = (error: unknown) => log("onOutput failed: %s", (error as Error)?.message);
-  const forward = (name: StreamName) => (chunk: Buffer) => {
-    buffers[name].write(chunk);
-    if (!flow.accepts()) return;
-    try {
-      const wait = req.onOutput?.(name, chunk);
-      // The consumer is behind (a slow pipe): read nothing more until it catches up.
-      if (wait instanceof Promise) flow.hold(wait, onOutputFailed);
-    } catch (error) {
-      // A display or saving callback must not take the exec (or the process) down with it.
-      onOutputFailed(error);
-    }
-  };
-  const scanners = {
-    stdout: new EndMarkerScanner(`${MARKER_LEAD}${nonce}:`, forward("stdout")),
-    stderr: new EndMarkerScanner(`${MARKER_LEAD}${nonce}`, forward("stderr")),
-  };
-  const startLine = new StartLineReader(START_LEAD, nonce, (chunk) => scanners.stdout.push(chunk));
-
-  // A wedged engine may never answer create or start; the caller treats a rejection here as "not
-  // started" and restarts the container. Timeout and abort only apply once the command runs.
-  const exec = await withDeadline(
-    container.exec({
-      Cmd: ["/bin/sh", "-c", WRAPPER_SCRIPT, "harness-exec", nonce, req.workdir, req.command, req.startDir],
-      Env: [`${EXEC_TAG_VAR}=${nonce}`],
-      User: req.user,
-      WorkingDir: req.workdir,
-      AttachStdin: false,
-      AttachStdout: true,
-      AttachStderr: true,
-      Tty: false,
-    }),
+  const output = new AttachStreamOutput(nonce, req);
+  const { exec, stream } = await startExec(
+    container,
+    wrapperExec(req, nonce),
     req.startDeadlineMs ?? START_DEADLINE_MS,
-    "creating the exec",
+    "the exec",
   );
-  const stream: Duplex = await withDeadline(
-    exec.start({ hijack: true, stdin: false }),
-    req.startDeadlineMs ?? START_DEADLINE_MS,
-    "starting the exec",
+  output.flow.attach(stream);
+  const watch = watchCompletion(exec, stream, output);
+  const kill = new ExecKill(
+    container,
+    {
+      execId: exec.id,
+      nonce,
+      startLine: output.startLine,
+      user: req.user,
+      killGraceSeconds: req.killGraceSeconds,
+    },
+    watch.settle,
   );
-  flow.attach(stream);
-  const demuxer = new Demuxer((name, payload) =>
-    name === "stdout" ? startLine.push(payload) : scanners.stderr.push(payload),
-  );
-
   let timedOut = false;
   let canceled = false;
-  let killFailed = false;
-  let survivors: string[] = [];
-  let settle: (how: string) => void = () => {};
-  const finished = new Promise<string>((resolve) => {
-    settle = resolve;
+  const disarm = armKill(req.timeoutMs, req.signal, (cause) => {
+    if (cause === "timeout") timedOut = true;
+    else canceled = true;
+    output.flow.drain();
+    kill.start();
   });
 
-  stream.on("data", (chunk: Buffer) => {
-    demuxer.push(chunk);
-    if (scanners.stdout.found && scanners.stderr.found) settle("marker");
-  });
-  stream.once("end", () => settle("end"));
-  stream.once("close", () => settle("close"));
-  stream.once("error", (error) => {
-    log("exec %s stream error: %s", exec.id, error.message);
-    settle("error");
-  });
-
-  const kill = async () => {
-    try {
-      // The wrapper prints its start line before the command runs; on a very short timeout it may
-      // still be on its way. Without it the killer still finds the command's tagged processes.
-      const start = await firstOf(startLine.whenDecided(), START_LINE_WAIT_MS);
-      const out = await runSimpleExec(
-        container,
-        [
-          "/bin/sh",
-          "-c",
-          KILL_SCRIPT,
-          "harness-kill",
-          nonce,
-          String(req.killGraceSeconds),
-          ...startArgs(start),
-        ],
-        req.user,
-        // The grace, a few rounds of KILL, and room for a slow engine.
-        req.killGraceSeconds * 1000 + 10_000,
-      );
-      const left = /left:(.*)/.exec(out)?.[1]?.trim() ?? "";
-      survivors = left ? left.split(/\s+/) : [];
-    } catch (error) {
-      log("kill exec failed for %s: %s", exec.id, (error as Error).message);
-      killFailed = true;
-      // Nothing more will come from inside; the caller restarts the container, which ends it all.
-      settle("kill-failed");
-    }
-    setTimeout(() => settle("abandoned"), AFTER_KILL_MS).unref();
-  };
-  let killing: Promise<void> | undefined;
-  // setTimeout fires at once for delays past 2^31-1 ms (~24.8 days): cap instead of overflowing.
-  const timer = setTimeout(
-    () => {
-      timedOut = true;
-      flow.drain();
-      killing ??= kill();
-    },
-    Math.min(req.timeoutMs, MAX_TIMER_MS),
-  );
-  const onAbort = () => {
-    canceled = true;
-    flow.drain();
-    killing ??= kill();
-  };
-  if (req.signal?.aborted) onAbort();
-  else req.signal?.addEventListener("abort", onAbort, { once: true });
-
-  const poller = setInterval(async () => {
-    try {
-      const info = await exec.inspect();
-      // Give in-flight output a moment to arrive before calling it finished; time paused for a slow
-      // consumer does not count, or a finished command's last output (and marker) would be dropped.
-      if (!info.Running) flow.afterFlowing(200, () => settle("inspect"));
-    } catch {
-      settle("inspect-failed");
-    }
-  }, POLL_MS);
-
-  const how = await finished;
-  clearTimeout(timer);
-  clearInterval(poller);
-  flow.close();
-  req.signal?.removeEventListener("abort", onAbort);
-  if ((how === "error" || how === "close") && !scanners.stdout.found) {
-    // The connection dropped, not the command: stop it rather than leave it running unwatched.
-    // Nothing more arrives, so the start line is decided now: the kill need not wait for it.
-    startLine.flush();
-    const running = await exec.inspect().then(
-      (info) => info.Running,
-      () => false,
-    );
-    if (running) killing ??= kill();
-  }
-  if (killing) await killing;
+  const reason = await watch.finished;
+  disarm();
+  watch.stop();
+  output.flow.close();
+  if (connectionLost(reason) && output.endReport === undefined) await killIfRunning(exec, output, kill);
+  await kill.done();
   stream.destroy();
-  startLine.flush();
-  scanners.stdout.flush();
-  scanners.stderr.flush();
+  output.flush();
 
-  const marker = scanners.stdout.payload;
-  let exitCode: number | undefined;
-  let oomKills = 0;
-  let endCwd: string | undefined;
-  if (marker !== undefined) {
-    const [rc = "", oom = "0", ...cwdParts] = marker.split(":");
-    exitCode = Number.parseInt(rc, 10);
-    oomKills = Number.parseInt(oom, 10) || 0;
-    endCwd = plausibleCwd(cwdParts.join(":"));
-  } else {
-    exitCode = await exec
-      .inspect()
-      .then((info) => info.ExitCode ?? undefined)
-      .catch(() => undefined);
-  }
-  log("exec %s finished by %s exit=%s", exec.id, how, exitCode);
+  const end = await readCommandEnd(output.endReport, exec);
+  log("exec %s finished by %s exit=%s", exec.id, reason, end.exitCode);
   return {
-    stdout,
-    stderr,
-    exitCode: Number.isNaN(exitCode) ? undefined : exitCode,
-    oomKills,
-    endCwd,
+    stdout: output.stdout,
+    stderr: output.stderr,
+    ...end,
     timedOut,
     canceled,
-    killFailed,
-    survivors,
-    wrapperLost: marker === undefined,
+    killFailed: kill.failed,
+    survivors: kill.survivors,
     durationMs: Math.round(performance.now() - started),
   };
 }
 
-/**
- * Runs a short helper command and returns its stdout (stderr dropped). Rejects if it cannot run,
- * exits nonzero, or is not done within `deadlineMs` (a wedged container must not hang the caller;
- * its stream is then dropped).
- */
-export async function runSimpleExec(
-  container: Docker.Container,
-  cmd: string[],
-  user: string,
-  deadlineMs = 15_000,
-): Promise<string> {
-  const exec = await withDeadline(
-    container.exec({ Cmd: cmd, User: user, AttachStdout: true, AttachStderr: true, Tty: false }),
-    deadlineMs,
-    "creating a helper exec",
+/** The command's exec: the wrapper, with the command and the start directory as arguments. */
+function wrapperExec(req: ExecRequest, nonce: string): Docker.ExecCreateOptions {
+  return {
+    Cmd: ["/bin/sh", "-c", WRAPPER_SCRIPT, "harness-exec", nonce, req.workdir, req.command, req.startDir],
+    Env: [`${EXEC_TAG_VAR}=${nonce}`],
+    User: req.user,
+    WorkingDir: req.workdir,
+    AttachStdin: false,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: false,
+  };
+}
+
+/** The connection dropped, not the command: stop it rather than leave it running unwatched. */
+async function killIfRunning(exec: Docker.Exec, output: AttachStreamOutput, kill: ExecKill): Promise<void> {
+  // Nothing more arrives, so the start line is decided now: the kill need not wait for it.
+  output.startLine.flush();
+  const running = await exec.inspect().then(
+    (info) => info.Running,
+    () => false,
   );
-  const stream: Duplex = await withDeadline(
-    exec.start({ hijack: true, stdin: false }),
-    deadlineMs,
-    "starting a helper exec",
-  );
-  const chunks: Buffer[] = [];
-  const demuxer = new Demuxer((name, payload) => {
-    if (name === "stdout") chunks.push(payload);
-  });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`helper exec still running after ${deadlineMs} ms`)),
-        deadlineMs,
-      );
-      stream.on("data", (chunk: Buffer) => demuxer.push(chunk));
-      stream.once("end", resolve);
-      stream.once("close", resolve);
-      stream.once("error", reject);
-    });
-  } finally {
-    clearTimeout(timer);
-    stream.destroy();
-  }
-  const info = await exec.inspect();
-  const out = Buffer.concat(chunks).toString("utf8");
-  if (info.ExitCode !== 0) throw new Error(`helper exec exited with ${info.ExitCode}: ${out.slice(0, 200)}`);
-  return out;
-}
-
-/** The killer's pid and start-time arguments; empty strings when the wrapper never said. */
-function startArgs(start: WrapperStart | undefined): [string, string] {
-  return start ? [String(start.pid), start.startTime] : ["", ""];
-}
-
-/** The end cwd the command's shell reported: the command controls it, so only a sane absolute path. */
-function plausibleCwd(path: string): string | undefined {
-  return path.startsWith("/") && path.length <= 4096 ? path : undefined;
-}
-
-/** `promise`'s value, or undefined when it has not settled after `ms`. */
-async function firstOf<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Rejects when `promise` has not settled after `ms`. */
-async function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+  if (running) kill.start();
 }

@@ -23,7 +23,7 @@ export const START_LEAD = "\u001e\u001fHARNESS-START:";
 /**
  * PID 1 of the container. It ignores the signals a sandbox user can send it, reaps every orphan
  * (`wait`), and outlives `kill -9 -1` from the sandbox user (measured; with tini as PID 1 the same
- * kill stopped the whole container). See shared/notes/sandbox-pitfalls.md.
+ * kill stops the whole container).
  */
 export const INIT_SCRIPT = `trap '' TERM INT HUP QUIT; while :; do sleep 2147483647 & wait; done`;
 

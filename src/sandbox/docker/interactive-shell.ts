@@ -12,10 +12,10 @@ export interface ShellIo {
 
 /**
  * An interactive bash reads files from the home directory as it starts, and the sandbox can plant a
- * fifo at any of them (the home is its tmpfs): ~/.inputrc and ~/.terminfo hung the shell before its
- * first prompt. So readline reads the image's inputrc, and ncurses the image's terminfo directory
- * that has $TERM (found here, so it never falls through to ~/.terminfo); the container's HISTFILE
- * is /dev/null (container-spec.ts).
+ * fifo at any of them (the home is its tmpfs): one at ~/.inputrc or ~/.terminfo hangs the shell
+ * before its first prompt. So readline reads the image's inputrc, and ncurses the image's terminfo
+ * directory that has $TERM (found here, so it never falls through to ~/.terminfo); the container's
+ * HISTFILE is /dev/null (container-spec.ts).
  */
 const SHELL_SCRIPT = `cd "$1" 2>/dev/null
 for d in /etc/terminfo /lib/terminfo /usr/share/terminfo /usr/lib/terminfo; do

@@ -1,7 +1,6 @@
 /**
  * Labels on every container harness creates: how it finds a workspace's container again, tells its
  * own containers from everyone else's, and notices when one was made with other settings.
- * Anchor: testcontainers-node `utils/labels.ts`.
  */
 import { HARNESS_VERSION } from "../../version.js";
 

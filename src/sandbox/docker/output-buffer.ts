@@ -1,8 +1,9 @@
 /**
  * Keeps the head and the tail of a byte stream within a fixed budget, however much is written:
  * errors are usually at the end, what was being run is at the start. Memory stays bounded at
- * `headBytes + tailBytes` (plus one chunk in flight). Anchor: mini-swe-agent's observation template
- * (head 5000 / tail 5000 with `elided_chars`).
+ * `headBytes + tailBytes` (plus one chunk in flight). This is the one place a command's output is
+ * cut, and its marker line the one that says so: the bash tool shows the text as kept and only adds
+ * where the whole output was saved.
  */
 export class OutputBuffer {
   private readonly head: Buffer;

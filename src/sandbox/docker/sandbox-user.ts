@@ -1,13 +1,16 @@
 /**
  * The one parser for the user sandbox commands run as (`--user`, `DockerSandbox.open({ user })`, the
  * workspace owner). It reads UID[:GID] as decimal numbers and returns the canonical "uid:gid" that
- * Docker gets, so what was checked is exactly what runs. A pattern on the text let `--user 00` run as
- * root (issue 8): Docker reads "00" as the number 0.
+ * Docker gets, so what was checked is exactly what runs. A pattern on the text is not enough:
+ * `--user 00` would pass one and run as root, since Docker reads "00" as the number 0.
  */
 import { SandboxError } from "../../errors.js";
 import { parseUserIds } from "../host/workspace.js";
 
-/** The user as Docker gets it ("uid:gid"), or why not: `reason` reads after a name, as in "--user must be…". */
+/**
+ * The user as Docker gets it ("uid:gid"), or why not: `reason` reads after a name, as in
+ * "--user must be…".
+ */
 export type ParsedUser = { ok: true; user: string; uid: number; gid: number } | { ok: false; reason: string };
 
 /**

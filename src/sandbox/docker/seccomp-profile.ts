@@ -2,8 +2,8 @@
  * The sandbox's seccomp profile: Docker's default for Engine 20.10 (docker-default-seccomp.json,
  * unchanged, see its NOTICE) plus rules that stop a process from giving a file the setuid or setgid
  * bit. A task runs as the workspace owner; a set-id file it left in the bind-mounted workspace would
- * give the owner's uid to any other host user who ran it (issue 8, finding 3). Without CAP_FSETID
- * the kernel still lets an owner set S_ISUID, so the refusal has to be a syscall filter.
+ * give the owner's uid to any other host user who ran it. Without CAP_FSETID the kernel still lets
+ * an owner set S_ISUID, so the refusal has to be a syscall filter.
  * Everything else is the default profile as is: as strict as Docker's, never less.
  */
 import dockerDefault from "./docker-default-seccomp.json" with { type: "json" };
@@ -43,11 +43,14 @@ export interface SeccompProfile {
 
 /** S_ISUID | S_ISGID. */
 const SET_ID_BITS = 0o6000;
-/** O_CREAT, and __O_TMPFILE (O_TMPFILE is that bit plus O_DIRECTORY): the flags that make open use its mode. */
+/**
+ * O_CREAT, and __O_TMPFILE (O_TMPFILE is that bit plus O_DIRECTORY): the flags that make open use its
+ * mode.
+ */
 const CREATING_FLAGS = 0o100 | 0o20000000;
 /**
  * Architectures whose open flags have other values (MIPS), in the names Docker matches a rule's
- * arches against (`goToNative` in moby's seccomp_linux.go, plus Go's own): there only the mode rule
+ * arches against (the names Docker gives Go's architectures, and Go's own): there only the mode rule
  * applies. Every other architecture in the default profile's archMap uses the values above.
  */
 const OTHER_FLAG_VALUES = ["mips", "mipsle", "mipsel", "mips64", "mips64n32", "mipsel64", "mips3l64n32"];

@@ -1,14 +1,14 @@
 /**
  * Copy mode reads the host workspace at open and writes it back at the end. A bind-mode container of
  * the same workspace (or of a directory above or below it) may still run a task's background
- * process that swaps directories for symlinks while the host walks the tree (finding 4 of issue 8:
- * a root-only file read into the sandbox, files written outside the workspace). Nothing from a
- * sandbox may run while the host reads or writes the workspace: those containers are stopped first.
+ * process that swaps directories for symlinks while the host walks the tree, and so gets a root-only
+ * file read into the sandbox or files written outside the workspace. Nothing from a sandbox may run
+ * while the host reads or writes the workspace: those containers are stopped first.
  * A stopped container is started again by its next bind-mode run, with its tmpfs contents reset.
  */
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.js";
-import { dockerStatus } from "./docker-errors.js";
+import { dockerStatus, sandboxError } from "./docker-errors.js";
 import { LABEL_MANAGED, LABEL_WORKSPACE } from "./labels.js";
 
 function overlaps(a: string, b: string): boolean {
@@ -25,9 +25,7 @@ export async function stopContainersSharing(docker: Docker, root: string): Promi
       filters: { label: [`${LABEL_MANAGED}=true`], status: ["running", "paused", "restarting"] },
     })
     .catch((error: unknown) => {
-      throw new SandboxError(`listing sandbox containers failed: ${(error as Error).message}`, {
-        cause: error,
-      });
+      throw sandboxError("listing sandbox containers failed", error);
     });
   const stopped: string[] = [];
   for (const info of found) {

@@ -5,14 +5,14 @@
  * Checking each component with lstat and then using the full path is racy: a process still
  * running in the workspace's bind container can swap a checked directory for a symlink in between
  * (`a -> /etc`), and harness, often root, then reads /etc/shadow into the sandbox or writes outside
- * the workspace (issue 8, finding 4). O_NOFOLLOW guards only the last component. So each directory
- * is opened once, through its parent's descriptor, with O_DIRECTORY | O_NOFOLLOW (a symlink there
- * fails), and every operation on a name goes through `/proc/self/fd/<dirfd>/<name>`: that magic
- * link jumps straight to the open directory, so the kernel resolves only `<name>`, and a directory
- * swapped or moved after it was opened is still the one operated in.
+ * the workspace. O_NOFOLLOW guards only the last component. So each directory is opened once,
+ * through its parent's descriptor, with O_DIRECTORY | O_NOFOLLOW (a symlink there fails), and every
+ * operation on a name goes through `/proc/self/fd/<dirfd>/<name>`: that magic link jumps straight to
+ * the open directory, so the kernel resolves only `<name>`, and a directory swapped or moved after it
+ * was opened is still the one operated in.
  *
  * Without /proc/self/fd (macOS with Docker Desktop, a /proc mounted elsewhere) this falls back to
- * lstat of each component and full paths: the same checks as before, with the race they leave.
+ * lstat of each component and full paths, with the race described above.
  */
 import { constants } from "node:fs";
 import { chmod, chown, type FileHandle, lchown, lstat, mkdir, open, stat } from "node:fs/promises";
@@ -142,7 +142,10 @@ export class BeneathRoot {
     return (this.chain.at(-1) as Opened).dir;
   }
 
-  /** `text` (an error message) with each `/proc/self/fd/<fd>` held here replaced by the path it stands for. */
+  /**
+   * `text` (an error message) with each `/proc/self/fd/<fd>` held here replaced by the path it stands
+   * for.
+   */
   explain(text: string): string {
     return text.replace(/\/proc\/self\/fd\/(\d+)/g, (whole, fd: string) => {
       const opened = this.chain.find((o) => o.handle?.fd === Number(fd));
@@ -213,7 +216,7 @@ export class BeneathRoot {
         return info === undefined ? "ENOENT" : info.isSymbolicLink() ? "ELOOP" : "ENOTDIR";
       }
     }
-    // Fallback: the check as it was, racy (see the top of this file).
+    // Fallback: lstat here, the full path used afterwards: racy (see the top of this file).
     const info = await lstat(path).catch((error: unknown) => {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw error;

@@ -3,7 +3,6 @@
  * config (any `git status`, including the one a shell prompt runs, executes `core.fsmonitor`),
  * direnv's `.envrc` on `cd`, editor tasks on folder open — are mounted read-only over the workspace
  * mount, so a task cannot plant code there for the host to run later.
- * See shared/notes/sandbox-pitfalls.md ("Host side").
  *
  * Every check uses lstat and nothing is mounted through a symlink: Docker follows a symlinked bind
  * source, so a link planted in the workspace would put any host path into the container.
@@ -13,6 +12,7 @@ import { lstat, mkdir, open, readdir } from "node:fs/promises";
 import { isAbsolute, join, posix } from "node:path";
 import type Docker from "dockerode";
 import { ConfigError, SandboxError } from "../../errors.js";
+import type { ProtectOptions } from "../sandbox-request.js";
 import { BeneathError, withBeneath } from "./beneath.js";
 import { type GitConfigPath, gitConfigWorkspacePaths } from "./git-config-paths.js";
 import { parseUserIds } from "./workspace.js";
@@ -39,13 +39,8 @@ export interface ProtectedMount {
   ino: number;
 }
 
-/** How `--protect` and `--no-protect` reach the sandbox. */
-export interface ProtectOptions {
-  /** `--no-protect`: mount nothing extra; the task may change hooks, git config, `.envrc`… */
-  disabled?: boolean | undefined;
-  /** `--protect PATH`: more workspace paths to mount read-only, besides the defaults. */
-  extraPaths?: readonly string[] | undefined;
-}
+/** How `--protect` and `--no-protect` reach the sandbox (defined with the request, in the contract). */
+export type { ProtectOptions };
 
 /** Checks a `--protect` path and returns it workspace-relative with `/` separators. */
 export function normalizeProtectPath(given: string): string {
@@ -148,7 +143,10 @@ export async function configNamedPaths(ws: string): Promise<GitConfigPath[]> {
   }
 }
 
-/** Submodule and worktree git directories under `.git` (`modules/a`, `modules/a/modules/b`, `worktrees/w`). */
+/**
+ * Submodule and worktree git directories under `.git` (`modules/a`, `modules/a/modules/b`,
+ * `worktrees/w`).
+ */
 async function innerGitDirs(ws: string): Promise<string[]> {
   const found: string[] = [];
   const walk = async (dir: string, depth: number): Promise<void> => {
@@ -174,7 +172,8 @@ async function innerGitDirs(ws: string): Promise<string[]> {
 async function gitMounts(ws: string, owner: string, note: (line: string) => void): Promise<ProtectedMount[]> {
   const git = await kindOf(ws, ".git");
   if (git.kind === "missing") return [];
-  if (git.kind === "file") return [{ path: ".git", readOnly: true, ino: git.ino }]; // "gitdir: …" of a worktree
+  // A worktree's .git: a "gitdir: …" file.
+  if (git.kind === "file") return [{ path: ".git", readOnly: true, ino: git.ino }];
   if (git.kind !== "directory") {
     note(
       `not protecting .git: it is a ${git.kind}; git hooks and config the task writes will run on the host`,

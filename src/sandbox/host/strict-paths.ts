@@ -2,7 +2,7 @@
  * Path checks for writing untrusted archive entries into a host directory, as node-tar does them:
  * no absolute names, no `..`, nothing through a symlink (every parent is opened through beneath.ts
  * and never followed, so one swapped for a link after the check is not followed either), symlink
- * targets only inside the root. See shared/notes/sandbox-pitfalls.md ("Host side", CVE-2018-15664).
+ * targets only inside the root.
  */
 import type { Stats } from "node:fs";
 import { lstat, readlink, rmdir, unlink } from "node:fs/promises";
@@ -55,7 +55,10 @@ export interface LinkResolution {
   followed: string[];
 }
 
-/** lstat, and readlink for a symlink, of root-relative `rel`; undefined when missing or under a non-directory. */
+/**
+ * lstat, and readlink for a symlink, of root-relative `rel`; undefined when missing or under a
+ * non-directory.
+ */
 async function lookUp(
   beneath: BeneathRoot,
   rel: string,

@@ -1,11 +1,11 @@
 /**
  * After a bind-mode run: removes the setuid and setgid bits from every regular file in the workspace.
  * A set-id file the task left there would run as the workspace owner (or its group) for any host
- * user who ran it (issue 8, finding 3). The seccomp profile (seccomp-profile.ts) already refuses
- * the mode change inside the sandbox; this sweep catches what got through anyway: a runtime that
- * applies the profile differently (gVisor's runsc did not apply it to exec'd processes, which every
- * command is, until google/gvisor#12692 in 2026), a kernel interface the filter cannot see, or a
- * file that was there before. Copy mode's strict extractor strips the bits itself.
+ * user who ran it. The seccomp profile (seccomp-profile.ts) already refuses the mode change inside
+ * the sandbox; this sweep catches what got through anyway: a runtime that applies the profile
+ * differently (gVisor's runsc releases before 2026 do not apply it to exec'd processes, which every
+ * command is), a kernel interface the filter cannot see, or a file that was there before. Copy mode's
+ * strict extractor strips the bits itself.
  */
 import { constants, type Dirent, lstatSync, readdirSync, type Stats } from "node:fs";
 import { open, readlink, realpath } from "node:fs/promises";
@@ -38,7 +38,7 @@ export async function stripSetIdBits(workspace: string): Promise<SetIdFile[]> {
   const pending = [root];
   for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
     const setId: { path: string; info: Stats }[] = [];
-    // Synchronous within one directory (a promise per lstat made a 60,000-file tree take 3-5 s
+    // Synchronous within one directory (a promise per lstat makes a 60,000-file tree take 3-5 s
     // instead of 1-2 s on a busy 2-core machine); the event loop gets a turn between directories.
     for (const entry of readdirOrNothing(dir)) {
       const path = join(dir, entry.name);

@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
+import { copyOf } from "../../support/copied.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../../support/workspace.js";
 
@@ -59,8 +60,8 @@ describe.skipIf(skipDocker)("adversarial: racing copy mode from a bind sandbox o
         expect(read.stdout).toBe("");
         await copy.exec(`for i in $(seq 0 ${DIRS - 1}); do echo new > d$i/new-${round}.txt; done`);
         await startRacer();
-        const changes = await copy.exportChanges();
-        await copy.applyChanges(changes);
+        const changes = await copyOf(copy).exportChanges();
+        await copyOf(copy).applyChanges(changes);
         expect(readdirSync(outside.path)).toEqual(["secret"]);
       }
     } finally {

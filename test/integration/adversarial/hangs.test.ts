@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { SandboxError } from "../../../src/errors.js";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import type { ExecResult } from "../../../src/sandbox/sandbox.js";
+import { copyOf } from "../../support/copied.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { runCli } from "../../support/run-cli.js";
 import { makeWorkspace } from "../../support/workspace.js";
@@ -193,8 +194,8 @@ describe.skipIf(skipDocker)("adversarial: copy mode with changes over the copy l
     const id = sandbox.containerId;
     try {
       expectWorks(await sandbox.exec("head -c 5000000 /dev/urandom > big && echo written"), "written\n");
-      await expect(sandbox.exportChanges()).rejects.toThrow(SandboxError);
-      await expect(sandbox.exportChanges()).rejects.toThrow(/copy limit/);
+      await expect(copyOf(sandbox).exportChanges()).rejects.toThrow(SandboxError);
+      await expect(copyOf(sandbox).exportChanges()).rejects.toThrow(/copy limit/);
     } finally {
       await sandbox.stop();
     }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
+import { copyOf } from "../../support/copied.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../../support/workspace.js";
 
@@ -109,7 +110,7 @@ describe.skipIf(skipDocker)("adversarial: making the host's git run a command", 
     await sandbox.exec(
       `printf '#!/bin/sh\\ntouch ${ws.path}/RAN-copy\\n' > githooks/pre-commit && echo ok > notes.txt`,
     );
-    const applied = await sandbox.applyChanges(await sandbox.exportChanges());
+    const applied = await copyOf(sandbox).applyChanges(await copyOf(sandbox).exportChanges());
     expect(applied.written).toEqual(["notes.txt"]);
     expect(applied.refused.map((r) => r.path)).toEqual(["githooks/pre-commit"]);
     expect(existsSync(join(ws.path, "githooks/pre-commit"))).toBe(false);

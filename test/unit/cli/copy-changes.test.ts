@@ -1,8 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { reviewCopyChanges } from "../../../src/cli/copy-changes.js";
-import type { ApplyResult, WorkspaceChanges } from "../../../src/sandbox/copy/copy-workspace.js";
-import type { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
+import type { ApplyResult, Sandbox, WorkspaceChanges } from "../../../src/sandbox/sandbox.js";
 
 const CHANGES: WorkspaceChanges = {
   changes: [{ kind: "A", path: "a.txt", differs: [], after: { type: "file", mode: 0o644, size: 2 } }],
@@ -22,15 +21,17 @@ function fakeSandbox(isolation: "bind" | "copy" = "copy") {
     refused: [{ path: "evil", reason: "symlink to an absolute path (/etc/passwd)" }],
     notes: [],
   };
-  const sandbox = {
-    isolation,
-    resolvedSettings: { workspace: "/proj" },
+  const copy = {
     exportChanges: async () => CHANGES,
     applyChanges: async (c: WorkspaceChanges) => {
       applied.push(c);
       return result;
     },
-  } as unknown as DockerSandbox;
+  };
+  const sandbox = {
+    description: { workspace: "/proj", isolation },
+    copy: isolation === "copy" ? copy : undefined,
+  } as unknown as Sandbox;
   return { sandbox, applied };
 }
 

@@ -10,11 +10,8 @@ import type Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseMemory } from "../../../src/config.js";
-import {
-  containerCreateOptions,
-  DEFAULT_LIMITS,
-  type SandboxSettings,
-} from "../../../src/sandbox/docker/container-spec.js";
+import { containerCreateOptions, type SandboxSettings } from "../../../src/sandbox/docker/container-spec.js";
+import { SANDBOX_DEFAULTS } from "../../../src/sandbox/sandbox-request.js";
 
 const root = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));
 type Service = Record<string, unknown>;
@@ -122,10 +119,8 @@ function expected(settings: SandboxSettings): Docker.ContainerCreateOptions {
 const settings = (user: string, workspace: string): SandboxSettings => ({
   image: "harness-sandbox:any",
   workspace,
-  workdir: "/workspace",
+  ...SANDBOX_DEFAULTS,
   user,
-  network: "none",
-  ...DEFAULT_LIMITS,
 });
 
 describe("docker-compose.yml", () => {

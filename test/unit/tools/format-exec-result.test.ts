@@ -41,18 +41,25 @@ describe("formatExecResult", () => {
     expect(text).toContain("out-of-memory killer");
   });
 
-  it("says how much output the sandbox cut, per stream", () => {
+  it("says the output was cut where the sandbox marked it, and how to see more", () => {
     const text = formatExecResult(
-      makeExecResult({
-        stdout: "head…tail",
-        isTruncated: true,
-        stdoutBytes: 5_000_000,
-        stderr: "e",
-        stderrBytes: 1,
-      }),
+      makeExecResult({ stdout: "head…tail", isTruncated: true, stdoutBytes: 5_000_000, stderr: "e" }),
     );
-    expect(text).toContain("stdout was 5,000,000 bytes in total, 11 bytes kept");
-    expect(text).not.toContain("stderr was");
+    expect(text).toContain(
+      "<note>Output was too long: the middle was cut where marked. Redirect big output to a file",
+    );
+  });
+
+  it("says where the whole output of a cut command was saved", () => {
+    const saved = [
+      { id: "out-3", stream: "stdout", path: "/x/out-3.stdout", savedBytes: 64, totalBytes: 5_000_000 },
+      { id: "out-3", stream: "stderr", path: "/x/out-3.stderr", savedBytes: 20_000, totalBytes: 20_000 },
+    ] as const;
+    const text = formatExecResult(makeExecResult({ stdout: "head…tail", isTruncated: true }), [...saved]);
+    expect(text).toContain(
+      "<note>Output was too long: the middle was cut where marked. The full output was saved as out-3 (stdout: first 64 bytes of 5,000,000 bytes; stderr: 20,000 bytes): read it with the read_output tool by line range or grep.</note>",
+    );
+    expect(text.match(/<note>/g)).toHaveLength(1);
   });
 
   it("passes the sandbox's notices on", () => {
@@ -67,25 +74,16 @@ describe("formatExecResult", () => {
     expect(text).toContain("did not run to completion: The container stopped");
   });
 
-  it("caps what the model sees, keeping head and tail and the exit code", () => {
-    const stdout = `FIRST${"o".repeat(50_000)}LAST`;
-    const text = formatExecResult(makeExecResult({ stdout, stderr: "the error", exitCode: 1 }), {
-      maxChars: 1000,
-    });
-    expect(text.length).toBeLessThan(1300);
-    expect(text).toContain("FIRST");
-    expect(text).toContain("LAST");
-    expect(text).toContain("characters elided");
-    expect(text).toContain("<stderr>\nthe error\n</stderr>");
+  it("does not cut again: the model sees what the sandbox kept, with its one marker", () => {
+    const marker = "\n[... 4950000 bytes of output cut here; 5000000 bytes in all ...]\n";
+    const stdout = `FIRST${"o".repeat(25_000)}${marker}${"o".repeat(25_000)}LAST`;
+    const text = formatExecResult(
+      makeExecResult({ stdout, stderr: "e".repeat(25_000), isTruncated: true, exitCode: 1 }),
+    );
+    expect(text).toContain(`<stdout>\n${stdout}\n</stdout>`);
+    expect(text).toContain(`<stderr>\n${"e".repeat(25_000)}\n</stderr>`);
+    expect(text.match(/cut here/g)).toHaveLength(1);
+    expect(text).not.toContain("elided");
     expect(text).toContain("<exit_code>1</exit_code>");
-  });
-
-  it("gives each stream a share when both are long", () => {
-    const text = formatExecResult(makeExecResult({ stdout: "o".repeat(5000), stderr: "e".repeat(5000) }), {
-      maxChars: 1000,
-    });
-    expect(text.match(/o/g)?.length).toBeGreaterThanOrEqual(500);
-    expect(text.match(/e/g)?.length ?? 0).toBeGreaterThanOrEqual(500);
-    expect(text.match(/characters elided/g)).toHaveLength(2);
   });
 });

@@ -17,9 +17,9 @@ describe("truncateMiddle", () => {
     expect(text.length).toBeLessThan(1100);
   });
 
-  it("defaults to a 30,000 character cap", () => {
-    expect(truncateMiddle("y".repeat(30_000)).elidedChars).toBe(0);
-    expect(truncateMiddle("y".repeat(30_001)).elidedChars).toBe(1);
+  it("cuts only past the cap", () => {
+    expect(truncateMiddle("y".repeat(20_000), 20_000).elidedChars).toBe(0);
+    expect(truncateMiddle("y".repeat(20_001), 20_000).elidedChars).toBe(1);
   });
 
   it("never splits a surrogate pair", () => {

@@ -14,8 +14,9 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { applyCopyChanges } from "../../../../src/sandbox/copy/apply-copy-changes.js";
 import { protectedPathRefusal } from "../../../../src/sandbox/copy/apply-policy.js";
-import { applyCopyChanges, exportCopyChanges } from "../../../../src/sandbox/copy/copy-workspace.js";
+import { exportCopyChanges } from "../../../../src/sandbox/copy/export-copy-changes.js";
 import { planWorkspaceCopy } from "../../../../src/sandbox/copy/workspace-archive.js";
 import type { ProtectOptions } from "../../../../src/sandbox/host/protected-paths.js";
 

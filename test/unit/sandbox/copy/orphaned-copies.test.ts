@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   copyLabels,
-  isOrphanedCopy,
   type OwnerIdentity,
   ownerIdentity,
-} from "../../../../src/sandbox/copy/copy-workspace.js";
+} from "../../../../src/sandbox/copy/copy-container-labels.js";
+import { isOrphanedCopy } from "../../../../src/sandbox/copy/orphaned-copies.js";
 
 const here: OwnerIdentity = { host: "box 0123abcd", bootId: "boot-1", pidNs: "pid:[4026531836]", pid: 100 };
 const labels = (owner: Partial<OwnerIdentity>, isolation = "copy") => ({

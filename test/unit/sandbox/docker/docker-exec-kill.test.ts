@@ -1,9 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  type ExecRequest,
-  runDockerExec,
-  runSimpleExec,
-} from "../../../../src/sandbox/docker/docker-exec.js";
+import { type ExecRequest, runDockerExec } from "../../../../src/sandbox/docker/docker-exec.js";
+import { runSimpleExec } from "../../../../src/sandbox/docker/exec-helper.js";
 import { KILL_SCRIPT, MARKER_LEAD, START_LEAD } from "../../../../src/sandbox/docker/exec-scripts.js";
 import {
   execRequest,

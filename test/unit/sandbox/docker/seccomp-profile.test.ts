@@ -6,13 +6,14 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { containerCreateOptions, DEFAULT_LIMITS } from "../../../../src/sandbox/docker/container-spec.js";
+import { containerCreateOptions } from "../../../../src/sandbox/docker/container-spec.js";
 import {
   buildSandboxSeccompProfile,
   SANDBOX_SECCOMP_PROFILE,
   type SeccompProfile,
   type SeccompRule,
 } from "../../../../src/sandbox/docker/seccomp-profile.js";
+import { SANDBOX_DEFAULTS } from "../../../../src/sandbox/sandbox-request.js";
 
 const dataFile = fileURLToPath(
   new URL("../../../../src/sandbox/docker/docker-default-seccomp.json", import.meta.url),
@@ -82,10 +83,8 @@ describe("sandbox seccomp profile", () => {
     const options = containerCreateOptions({
       image: "i",
       workspace: "/w",
-      workdir: "/workspace",
+      ...SANDBOX_DEFAULTS,
       user: "1000:1000",
-      network: "none",
-      ...DEFAULT_LIMITS,
     });
     expect(options.HostConfig?.SecurityOpt).toEqual([
       "no-new-privileges:true",

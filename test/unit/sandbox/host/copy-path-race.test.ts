@@ -69,10 +69,35 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
+/** A change report entry for `d/secret`, whose diff must never show the outside file's content. */
+const SECRET_CHANGED: Change = {
+  kind: "M",
+  path: "d/secret",
+  differs: ["content"],
+  before: { type: "file", mode: 0o644, size: 7 },
+  after: { type: "file", mode: 0o644, size: 4 },
+};
+
 /** Replaces `ws/d` by a symlink to `to`, as a process in the workspace's bind container can. */
 function swapD(to: string): void {
   renameSync(join(ws, "d"), join(ws, "d.real"));
   symlinkSync(to, join(ws, "d"));
+}
+
+/**
+ * An ignore matcher (the scan asks it about each path right after that path's lstat) that swaps `d`
+ * for a link to the secrets the first time it is asked about `at`; `swapped()` says whether it did.
+ */
+function swapWhenAsked(at: string): { ignored: IgnoreMatcher; swapped: () => boolean } {
+  let swapped = false;
+  const ignored: IgnoreMatcher = (path) => {
+    if (path === at && !swapped) {
+      swapped = true;
+      swapD(secrets);
+    }
+    return false;
+  };
+  return { ignored, swapped: () => swapped };
 }
 
 /** Every path under `dir` with its type, mode, owner and content or link target. */
@@ -132,17 +157,10 @@ async function round(errors: string[], body: () => Promise<void>): Promise<void>
 
 describe("reading the workspace (scan, pack, hash, diff) never follows a swapped parent", () => {
   it("a directory swapped for a symlink right after its lstat is not listed through the link", async () => {
-    let swapped = false;
-    const ignored: IgnoreMatcher = (path) => {
-      // Called after the lstat that found `d` a directory, before it is listed.
-      if (path === "d" && !swapped) {
-        swapped = true;
-        swapD(secrets);
-      }
-      return false;
-    };
+    // Asked after the lstat that found `d` a directory, before it is listed.
+    const { ignored, swapped } = swapWhenAsked("d");
     const scan = await scanWorkspace(ws, ignored);
-    expect(swapped).toBe(true);
+    expect(swapped()).toBe(true);
     expect(scan.entries.map((e) => e.path)).not.toContain("d/only-outside");
     const entries = await packAll({ root: ws, ignored, scan, limitBytes: 1024 ** 2 });
     for (const e of entries) noSecret(`${e.name} ${e.text}`);
@@ -150,16 +168,9 @@ describe("reading the workspace (scan, pack, hash, diff) never follows a swapped
   });
 
   it("a parent swapped between a symlink's lstat and its readlink does not give the outside link's target", async () => {
-    let swapped = false;
-    const ignored: IgnoreMatcher = (path) => {
-      if (path === "d/link" && !swapped) {
-        swapped = true;
-        swapD(secrets);
-      }
-      return false;
-    };
+    const { ignored, swapped } = swapWhenAsked("d/link");
     const scan = await scanWorkspace(ws, ignored);
-    expect(swapped).toBe(true);
+    expect(swapped()).toBe(true);
     for (const e of scan.entries) noSecret(`${e.path} ${e.linkname ?? ""}`);
   });
 
@@ -170,14 +181,7 @@ describe("reading the workspace (scan, pack, hash, diff) never follows a swapped
     for (const e of await packAll(plan)) noSecret(e.text);
     const tree = await hostTree(ws, { ...plan.scan, skipped: [] });
     expect(tree.get("d/secret")?.sha256).not.toBe(sha(`${SECRET}\n`));
-    const change: Change = {
-      kind: "M",
-      path: "d/secret",
-      differs: ["content"],
-      before: { type: "file", mode: 0o644, size: 7 },
-      after: { type: "file", mode: 0o644, size: 4 },
-    };
-    noSecret(await renderDiffs([change], ws, new Map([["d/secret", Buffer.from("new\n")]])));
+    noSecret(await renderDiffs([SECRET_CHANGED], ws, new Map([["d/secret", Buffer.from("new\n")]])));
   });
 
   it("a racer swapping a directory for a symlink never gets outside content into what is read", async () => {
@@ -186,13 +190,6 @@ describe("reading the workspace (scan, pack, hash, diff) never follows a swapped
       if (text.includes(SECRET)) leaks.add(where);
     };
     const outsideHashes = [sha(`${SECRET}\n`), sha(`${SECRET} 2\n`)];
-    const change: Change = {
-      kind: "M",
-      path: "d/secret",
-      differs: ["content"],
-      before: { type: "file", mode: 0o644, size: 7 },
-      after: { type: "file", mode: 0o644, size: 4 },
-    };
     const errors: string[] = [];
     const racer = await startSwapRacer(join(ws, "d"), secrets);
     try {
@@ -205,7 +202,7 @@ describe("reading the workspace (scan, pack, hash, diff) never follows a swapped
           for (const [path, entry] of await hostTree(ws, plan.scan)) {
             if (outsideHashes.includes(entry.sha256 ?? "")) leaks.add(`hash: ${path}`);
           }
-          const diff = await renderDiffs([change], ws, new Map([["d/secret", Buffer.from("new\n")]]));
+          const diff = await renderDiffs([SECRET_CHANGED], ws, new Map([["d/secret", Buffer.from("new\n")]]));
           leaked("diff: d/secret", diff);
         });
       }

@@ -1,0 +1,96 @@
+/**
+ * Bind isolation: the workspace is mounted at the workdir, with what the host runs later mounted
+ * again read-only over it (host/protected-paths.ts). One long-lived container per workspace, found
+ * again by its labels. A run ends by ending every process it left behind, then checking the
+ * workspace for what the host would run or trust later: git's files (host/git-surface.ts) and
+ * set-id bits (host/strip-set-id.ts).
+ */
+import { randomUUID } from "node:crypto";
+import type Docker from "dockerode";
+import {
+  describeGitSurfaceChanges,
+  type GitSurface,
+  gitSurfaceChanges,
+  scanGitSurface,
+} from "../host/git-surface.js";
+import { type ProtectedMount, planProtectedMounts, verifyProtectedMounts } from "../host/protected-paths.js";
+import { describeSetIdFiles, stripSetIdBits } from "../host/strip-set-id.js";
+import type { ProtectOptions } from "../sandbox-request.js";
+import { acquireContainer } from "./container-lifecycle.js";
+import { configHash } from "./container-spec.js";
+import { endLeftoverProcesses } from "./end-of-run.js";
+import type { Isolation, LabelledCreateOptions } from "./isolation.js";
+import { createLabels } from "./labels.js";
+import { removeContainer } from "./remove-container.js";
+
+export interface BindIsolationOptions {
+  protect?: ProtectOptions | undefined;
+  /** Remove the container at the end instead of leaving it for the next run. */
+  removeOnStop?: boolean | undefined;
+  onProgress?: ((line: string) => void) | undefined;
+}
+
+export class BindIsolation implements Isolation {
+  readonly kind = "bind";
+  readonly copy = undefined;
+  /** The git surface when the run began, compared with the one when it ends. */
+  private gitBefore: GitSurface | undefined;
+
+  private constructor(
+    private readonly docker: Docker,
+    private readonly workspace: string,
+    /** "uid:gid" the sandbox runs as: ends the leftover processes as that user. */
+    private readonly user: string,
+    readonly protectedMounts: readonly ProtectedMount[],
+    private readonly options: BindIsolationOptions,
+  ) {}
+
+  /** Plans the protective mounts of `workspace` (a real path); `owner` owns what harness creates. */
+  static async prepare(
+    docker: Docker,
+    workspace: string,
+    owner: string,
+    user: string,
+    options: BindIsolationOptions,
+  ): Promise<BindIsolation> {
+    const mounts = await planProtectedMounts(workspace, owner, options.protect ?? {}, (line) =>
+      options.onProgress?.(line),
+    );
+    return new BindIsolation(docker, workspace, user, mounts, options);
+  }
+
+  labels(create: Docker.ContainerCreateOptions, imageId: string): Record<string, string> {
+    return createLabels(this.workspace, configHash({ ...create, Image: imageId }), randomUUID());
+  }
+
+  acquire(create: LabelledCreateOptions) {
+    return acquireContainer(this.docker, this.workspace, create);
+  }
+
+  verifyStarted(when?: string): Promise<void> {
+    return verifyProtectedMounts(this.workspace, this.protectedMounts, when);
+  }
+
+  async begin(): Promise<void> {
+    this.gitBefore = await scanGitSurface(this.workspace);
+  }
+
+  async replaceGone(create: LabelledCreateOptions): Promise<Docker.Container> {
+    return (await this.acquire(create)).container;
+  }
+
+  async end(container: Docker.Container): Promise<void> {
+    if (this.options.removeOnStop) {
+      await removeContainer(container);
+    } else {
+      // Nothing of the sandbox keeps running, and so writing the workspace, while harness is not watching.
+      await endLeftoverProcesses(container, this.user);
+    }
+    const say = (line: string) => this.options.onProgress?.(line);
+    if (this.gitBefore) {
+      const changes = gitSurfaceChanges(this.gitBefore, await scanGitSurface(this.workspace));
+      for (const line of describeGitSurfaceChanges(this.workspace, changes)) say(line);
+    }
+    for (const line of describeSetIdFiles(await stripSetIdBits(this.workspace))) say(line);
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * How the command ended, as the caller gets it. The wrapper's stdout marker reports
+ * "exit code:OOM kills:cwd"; when it never came (the wrapper was killed from outside, or the kill
+ * got there first) only ExecInspect's exit code is left, and nothing about OOM kills or the cwd.
+ */
+import type Docker from "dockerode";
+
+export interface CommandEnd {
+  /** From the marker, else from ExecInspect; undefined if neither said. */
+  exitCode: number | undefined;
+  /** OOM kills the memory cgroup counted while the command ran (0 when unknown). */
+  oomKills: number;
+  /** The cwd the command left behind, when the wrapper lived to report it. */
+  endCwd: string | undefined;
+  /** The wrapper never reported. */
+  wrapperLost: boolean;
+}
+
+/** `report` is the stdout marker's payload, undefined when it never arrived. */
+export async function readCommandEnd(report: string | undefined, exec: Docker.Exec): Promise<CommandEnd> {
+  if (report === undefined) {
+    const exitCode = await exec
+      .inspect()
+      .then((info) => info.ExitCode ?? undefined)
+      .catch(() => undefined);
+    return { exitCode: validCode(exitCode), oomKills: 0, endCwd: undefined, wrapperLost: true };
+  }
+  const [rc = "", oom = "0", ...cwdParts] = report.split(":");
+  return {
+    exitCode: validCode(Number.parseInt(rc, 10)),
+    oomKills: Number.parseInt(oom, 10) || 0,
+    endCwd: plausibleCwd(cwdParts.join(":")),
+    wrapperLost: false,
+  };
+}
+
+function validCode(code: number | undefined): number | undefined {
+  return Number.isNaN(code) ? undefined : code;
+}
+
+/** The end cwd the command's shell reported: the command controls it, so only a sane absolute path. */
+function plausibleCwd(path: string): string | undefined {
+  return path.startsWith("/") && path.length <= 4096 ? path : undefined;
+}

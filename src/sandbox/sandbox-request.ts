@@ -1,0 +1,72 @@
+/**
+ * What a caller asks of a sandbox, and every default, in one place: `config.ts` builds a request
+ * from flags and env, the Docker backend fills in what is left out from `SANDBOX_DEFAULTS`, and the
+ * system prompt tells the model the same numbers. Part of the contract: importable from everywhere.
+ */
+
+/** Defaults of every setting a request may leave out. */
+export const SANDBOX_DEFAULTS = Object.freeze({
+  /** Per-command timeout. */
+  timeoutMs: 120_000,
+  /** Docker network mode: no interface but `lo`. */
+  network: "none",
+  /** Where the workspace appears inside the sandbox. */
+  workdir: "/workspace",
+  memoryBytes: 2 * 1024 ** 3,
+  cpus: 2,
+  pidsLimit: 512,
+  /** Size of the /tmp tmpfs, MiB (an unsized tmpfs counts against memory and can wedge the container). */
+  tmpSizeMiB: 512,
+  /** Size of the home directory's tmpfs, MiB. */
+  homeSizeMiB: 256,
+  /** Copy isolation: most bytes of file content copied in, and back out. */
+  copyLimitBytes: 1024 ** 3,
+  /**
+   * Bytes of stdout and of stderr kept from the start and from the end of each command's output:
+   * 15 KiB a stream, so a command flooding both stays near the 30,000 characters other agents give
+   * a model per call (the rest is saved for `read_output`).
+   */
+  outputHeadBytes: 5 * 1024,
+  outputTailBytes: 10 * 1024,
+  /** Seconds between TERM and KILL when a command is killed. */
+  killGraceSeconds: 2,
+});
+
+/** `--protect` and `--no-protect`: workspace paths the host runs later, mounted read-only in bind mode. */
+export interface ProtectOptions {
+  /** `--no-protect`: mount nothing extra; the task may change hooks, git config, `.envrc`… */
+  disabled?: boolean | undefined;
+  /** `--protect PATH`: more workspace paths to protect, besides the defaults. */
+  extraPaths?: readonly string[] | undefined;
+}
+
+/** A sandbox for one workspace, as the CLI (or a library caller) asks for it. Left out: the default. */
+export interface SandboxRequest {
+  /** Host directory of the workspace; must exist. */
+  workspace: string;
+  /** An existing image instead of harness's own (it only needs /bin/sh). */
+  image?: string | undefined;
+  /**
+   * UID or UID:GID (decimal); default: the workspace owner's. uid 0 and gid 0 are refused in any
+   * spelling.
+   */
+  user?: string | undefined;
+  network?: string | undefined;
+  memoryBytes?: number | undefined;
+  cpus?: number | undefined;
+  pidsLimit?: number | undefined;
+  tmpSizeMiB?: number | undefined;
+  homeSizeMiB?: number | undefined;
+  /** OCI runtime, e.g. "runsc" for gVisor. */
+  runtime?: string | undefined;
+  protect?: ProtectOptions | undefined;
+  /**
+   * "bind" (default): the workspace is mounted. "copy": it is copied into a throwaway sandbox, and
+   * changes come back only through `Sandbox.copy`.
+   */
+  isolation?: "bind" | "copy" | undefined;
+  /** Copy isolation's size limit. */
+  copyLimitBytes?: number | undefined;
+  /** Per-command timeout when a call gives none. */
+  timeoutMs?: number | undefined;
+}

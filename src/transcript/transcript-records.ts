@@ -1,0 +1,161 @@
+/**
+ * The records of a JSONL transcript, one per line: `{ "type": …, "time": ISO-8601, …fields }`. The
+ * writer (transcript.ts) builds exactly these, and replay's reader (src/replay/read-transcript.ts)
+ * reads its fields by these names, so a field renamed or added here is a compile error in both.
+ */
+import type { AgentLimits } from "../agent/agent-types.js";
+import type { ExitStatus } from "../agent/exit-status.js";
+import type { ErrorFacts } from "../errors.js";
+import type { ContentBlock, StopReason, TokenUsage } from "../model/model-client.js";
+
+/** Fields every record has. */
+interface RecordBase<Type extends string> {
+  /** The record type. */
+  type: Type;
+  /** When it was written, ISO-8601. */
+  time: string;
+}
+
+/** A run began (one per run; an interactive session has several). */
+export interface RunStartRecord extends RecordBase<"run_start"> {
+  /** The user's task for this run. */
+  task: string;
+  /** The system prompt sent with every request. */
+  system: string;
+  /** Names of the tools the model may call. */
+  tools: string[];
+  /** The run's limits. */
+  limits: AgentLimits;
+  /** The default per-command timeout, in ms (replay uses it for calls that set none). */
+  commandTimeoutMs?: number;
+}
+
+/** A user text the loop sent: the task, or a nudge such as "continue in smaller steps". */
+export interface UserRecord extends RecordBase<"user"> {
+  /** The text. */
+  text: string;
+}
+
+/** A whole assistant response. */
+export interface AssistantRecord extends RecordBase<"assistant"> {
+  /** The API's message id. */
+  id: string;
+  /** The model that answered. */
+  model: string;
+  /** Why the model stopped; `null` if the stream ended without saying. */
+  stopReason: StopReason | null;
+  /** The response's blocks: text, tool_use, … */
+  content: ContentBlock[];
+  /** Tokens of this one response. */
+  usage: TokenUsage;
+}
+
+/** A tool call the model made, before it runs (or is answered without running). */
+export interface ToolCallRecord extends RecordBase<"tool_call"> {
+  /** The `tool_use` id. */
+  id: string;
+  /** The tool the model called. */
+  name: string;
+  /** The input as the model wrote it (for bash: `command`, optional `timeout` in seconds). */
+  input: unknown;
+}
+
+/** What every tool_result record has. */
+interface ToolResultBase extends RecordBase<"tool_result"> {
+  /** The `tool_use` id it answers. */
+  id: string;
+  /** The tool. */
+  name: string;
+  /** True when the call failed, was blocked, timed out or could not run. */
+  isError: boolean;
+  /** The text the model got back. */
+  content: string;
+}
+
+/** The result of a call that ran no command (blocked, bad input, cut off, cancelled before it ran). */
+export interface ToolResultNotRunRecord extends ToolResultBase {
+  /** The command the input named, when it named one. */
+  command?: string;
+}
+
+/** The result of a call that ran a command: what the command got. Only these have `exitCode`. */
+export interface ToolResultRanRecord extends ToolResultBase {
+  /** The command line. */
+  command: string;
+  /** Standard output (capped, scrubbed of secrets). */
+  stdout: string;
+  /** Standard error (capped, scrubbed of secrets). */
+  stderr: string;
+  /** The exit code; `null` when it never returned one (killed on timeout). */
+  exitCode: number | null;
+  /** Wall-clock time of the command, in ms. */
+  durationMs: number;
+  /** True when the command was killed on its timeout. */
+  timedOut: boolean;
+  /** True when the user cancelled it (Ctrl-C). */
+  canceled: boolean;
+  /** True when the kernel's OOM killer ended it. */
+  oomKilled: boolean;
+  /** True when stdout or stderr was cut. */
+  truncated: boolean;
+  /** Bytes the command wrote to stdout, cut or not. */
+  stdoutBytes: number;
+  /** Bytes the command wrote to stderr, cut or not. */
+  stderrBytes: number;
+  /** What the sandbox noticed about the command (a changed working directory, …). */
+  notices: string[];
+}
+
+export type ToolResultRecord = ToolResultNotRunRecord | ToolResultRanRecord;
+
+/** Tokens of one response, and the run's total so far. */
+export interface UsageRecord extends RecordBase<"usage"> {
+  /** This response's tokens. */
+  usage: TokenUsage;
+  /** The run's tokens so far. */
+  total: TokenUsage;
+}
+
+/** Something the user was told: a limit was reached, the model was told to continue, … */
+export interface NoticeRecord extends RecordBase<"notice"> {
+  /** The text. */
+  text: string;
+}
+
+/** A run ended. */
+export interface RunEndRecord extends RecordBase<"run_end"> {
+  /** How it ended. */
+  status: ExitStatus;
+  /** Model calls made. */
+  turns: number;
+  /** Tokens summed over the run. */
+  usage: TokenUsage;
+  /** The text of the last model response. */
+  finalText: string;
+  /** Why it failed, when it did. */
+  error?: ErrorFacts;
+}
+
+export type TranscriptRecord =
+  | RunStartRecord
+  | UserRecord
+  | AssistantRecord
+  | ToolCallRecord
+  | ToolResultRecord
+  | UsageRecord
+  | NoticeRecord
+  | RunEndRecord;
+
+export type TranscriptRecordType = TranscriptRecord["type"];
+
+/** A record as the writer hands it over: everything but the time, which the writer stamps. */
+export type TranscriptEntry = WithoutTime<TranscriptRecord>;
+
+/** `Omit<R, "time">` for each member of a union (a plain Omit would merge the members). */
+type WithoutTime<R> = R extends unknown ? Omit<R, "time"> : never;
+
+/**
+ * A record as read back from a file: the same field names, their values not yet checked (any may be
+ * missing or of the wrong type in a file someone else wrote).
+ */
+export type UncheckedRecord<R extends TranscriptRecord> = { [K in keyof R]?: unknown };

@@ -7,7 +7,7 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { HARNESS_VERSION } from "../../version.js";
 import { dockerStatus, sandboxError } from "./docker-errors.js";
-import { runSimpleExec } from "./exec-helper.js";
+import { runSimpleExec } from "./exec/exec-helper.js";
 import { LABEL_CONFIG_HASH, LABEL_VERSION, LABEL_WORKSPACE } from "./labels.js";
 import { removeContainer } from "./remove-container.js";
 

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type Docker from "dockerode";
 import { type ProtectedMount, protectedBindMounts } from "../host/protected-paths.js";
 import { parseUserIds } from "../host/workspace.js";
-import { INIT_SCRIPT, STATE_DIR } from "./exec-scripts.js";
+import { INIT_SCRIPT, STATE_DIR } from "./exec/exec-scripts.js";
 import { seccompSecurityOpt } from "./seccomp-profile.js";
 
 /** How a workspace's sandbox container is set up. Every field has a CLI flag or a fixed reason. */

@@ -2,7 +2,7 @@
 import createDebug from "debug";
 import type Docker from "dockerode";
 import { dockerStatus } from "./docker-errors.js";
-import { runSimpleExec } from "./exec-helper.js";
+import { runSimpleExec } from "./exec/exec-helper.js";
 
 const log = createDebug("harness:docker");
 

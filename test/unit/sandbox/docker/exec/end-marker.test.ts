@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { EndMarkerScanner } from "../../../../src/sandbox/docker/end-marker.js";
-import { MARKER_LEAD } from "../../../../src/sandbox/docker/exec-scripts.js";
+import { EndMarkerScanner } from "../../../../../src/sandbox/docker/exec/end-marker.js";
+import { MARKER_LEAD } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import { randomChunks, seededRandom } from "./fake-docker.js";
 
 const NONCE = "0123456789abcdef";

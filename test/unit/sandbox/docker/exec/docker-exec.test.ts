@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { StreamName } from "../../../../src/sandbox/docker/demux.js";
-import { type ExecRequest, runDockerExec } from "../../../../src/sandbox/docker/docker-exec.js";
-import { MARKER_LEAD } from "../../../../src/sandbox/docker/exec-scripts.js";
+import type { StreamName } from "../../../../../src/sandbox/docker/exec/demux.js";
+import { type ExecRequest, runDockerExec } from "../../../../../src/sandbox/docker/exec/docker-exec.js";
+import { MARKER_LEAD } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import {
   execRequest,
   FakeContainer,

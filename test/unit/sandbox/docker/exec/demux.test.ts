@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Demuxer, type StreamName } from "../../../../src/sandbox/docker/demux.js";
+import { Demuxer, type StreamName } from "../../../../../src/sandbox/docker/exec/demux.js";
 import { frame } from "./fake-docker.js";
 
 interface Frame {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OutputBuffer } from "../../../../src/sandbox/docker/output-buffer.js";
+import { OutputBuffer } from "../../../../../src/sandbox/docker/exec/output-buffer.js";
 import { randomChunks, seededRandom } from "./fake-docker.js";
 
 function written(headBytes: number, tailBytes: number, chunks: Array<string | Buffer>): OutputBuffer {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { type ExecRequest, runDockerExec } from "../../../../src/sandbox/docker/docker-exec.js";
+import { type ExecRequest, runDockerExec } from "../../../../../src/sandbox/docker/exec/docker-exec.js";
 import { execRequest, FakeContainer } from "./fake-docker.js";
 
 function request(overrides: Partial<ExecRequest> = {}): ExecRequest {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type ExecRequest, runDockerExec } from "../../../../src/sandbox/docker/docker-exec.js";
-import { runSimpleExec } from "../../../../src/sandbox/docker/exec-helper.js";
-import { KILL_SCRIPT, MARKER_LEAD, START_LEAD } from "../../../../src/sandbox/docker/exec-scripts.js";
+import { type ExecRequest, runDockerExec } from "../../../../../src/sandbox/docker/exec/docker-exec.js";
+import { runSimpleExec } from "../../../../../src/sandbox/docker/exec/exec-helper.js";
+import { KILL_SCRIPT, MARKER_LEAD, START_LEAD } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import {
   execRequest,
   FAKE_WRAPPER_PID,

@@ -1,6 +1,6 @@
 /** From what an exec did (`ExecOutcome`) to what the caller gets (`ExecResult`). */
 
-import type { ExecResult } from "../sandbox.js";
+import type { ExecResult } from "../../sandbox.js";
 import type { ExecOutcome } from "./docker-exec.js";
 
 export interface ResultContext {

@@ -20,12 +20,15 @@ export const MARKER_LEAD = "\u001e\u001fHARNESS-END:";
 /** Starts the line the wrapper prints first, before the command runs: nonce, its pid, its start time. */
 export const START_LEAD = "\u001e\u001fHARNESS-START:";
 
+/** The one child PID 1 keeps, as `ps` shows it: with it alone beside PID 1, nothing else runs. */
+export const INIT_CHILD = "sleep 2147483647";
+
 /**
  * PID 1 of the container. It ignores the signals a sandbox user can send it, reaps every orphan
  * (`wait`), and outlives `kill -9 -1` from the sandbox user (measured; with tini as PID 1 the same
  * kill stops the whole container).
  */
-export const INIT_SCRIPT = `trap '' TERM INT HUP QUIT; while :; do sleep 2147483647 & wait; done`;
+export const INIT_SCRIPT = `trap '' TERM INT HUP QUIT; while :; do ${INIT_CHILD} & wait; done`;
 
 /**
  * Runs one command: $1 nonce, $2 workspace dir (fallback), $3 command, $4 start dir.

@@ -58,6 +58,27 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
 const ephemeral = (): CacheControlEphemeral => ({ type: "ephemeral" });
 
 /**
+ * The SDK writes its deprecation warnings ("The model '…' is deprecated and will reach end-of-life
+ * …") with console.warn before every request: once per process is enough, the rest only bury the
+ * run's own output. Other console output passes unchanged.
+ */
+let warnFilterInstalled = false;
+function warnOnce(): void {
+  if (warnFilterInstalled) return;
+  warnFilterInstalled = true;
+  const seen = new Set<string>();
+  const warn = console.warn.bind(console);
+  console.warn = (...args: unknown[]) => {
+    const text = args.map(String).join(" ");
+    if (/\bis deprecated\b/.test(text)) {
+      if (seen.has(text)) return;
+      seen.add(text);
+    }
+    warn(...args);
+  };
+}
+
+/**
  * Streams each turn with `messages.stream`, with prompt caching, mapping every failure to a
  * `HarnessError`.
  */
@@ -67,6 +88,7 @@ export class AnthropicModelClient implements ModelClient {
   readonly #maxRetries: number;
 
   constructor(options: AnthropicModelClientOptions) {
+    warnOnce();
     this.#model = options.model;
     this.#maxRetries = options.maxRetries ?? 4;
     this.#client = new Anthropic({

@@ -1,13 +1,14 @@
 /**
  * What the model sees of a command: stdout and stderr apart, the exit code always, and a plain note
  * for everything that makes the output incomplete or surprising (cut, timed out, cancelled, OOM).
- * Nothing is silently merged or dropped.
+ * Nothing is silently merged or dropped; terminal control characters are shown as escapes.
  *
  * Long output is cut once, by the sandbox: it keeps the head and the tail of each stream and marks
  * the cut with a line saying how many bytes went. This layer does not cut again; it only adds where
  * the whole output went (saved for `read_output`) or how to get at it.
  */
 import type { ExecResult } from "../sandbox/sandbox.js";
+import { visibleControls } from "../text/visible-controls.js";
 import type { SavedOutput } from "./output-store.js";
 
 /**
@@ -21,8 +22,8 @@ import type { SavedOutput } from "./output-store.js";
  * `saved`: where the whole output of a cut command was kept for `read_output`.
  */
 export function formatExecResult(result: ExecResult, saved: readonly SavedOutput[] = []): string {
-  const stdout = trimFinalNewline(result.stdout);
-  const stderr = trimFinalNewline(result.stderr);
+  const stdout = visibleControls(trimFinalNewline(result.stdout));
+  const stderr = visibleControls(trimFinalNewline(result.stderr));
   const parts: string[] = [];
   if (stdout !== "") parts.push(`<stdout>\n${stdout}\n</stdout>`);
   if (stderr !== "") parts.push(`<stderr>\n${stderr}\n</stderr>`);

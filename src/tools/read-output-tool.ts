@@ -3,6 +3,8 @@
  * range or with a regular expression. It reads harness's own saved files on the host; the model names
  * an id, never a path.
  */
+
+import { visibleControls } from "../text/visible-controls.js";
 import type { OutputStore, StreamName } from "./output-store.js";
 import { scanOutputFile } from "./scan-output-file.js";
 import { type Tool, ToolError } from "./tool.js";
@@ -120,7 +122,8 @@ export function createReadOutputTool(
         ? `${shown.length} matching line(s)${shown.length === MAX_MATCHES ? ` (first ${MAX_MATCHES})` : ""}`
         : `lines ${input.startLine}-${Math.min(last, lineNo)}`;
       const header = `${input.id} ${input.stream}: ${what} of ${lineNo}.${partial}`;
-      return { content: `${header}\n${truncateMiddle(shown.join("\n"), MAX_CHARS).text}`, isError: false };
+      const page = visibleControls(truncateMiddle(shown.join("\n"), MAX_CHARS).text);
+      return { content: `${header}\n${page}`, isError: false };
     },
   };
 }

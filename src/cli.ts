@@ -8,9 +8,15 @@ import { EXIT } from "./cli/exit-codes.js";
 import { Interrupts } from "./cli/interrupts.js";
 import { reportError } from "./cli/report-error.js";
 import type { CliFlags } from "./config.js";
+import { RUNS_HELP } from "./runs/retention-defaults.js";
 import { HARNESS_VERSION } from "./version.js";
 
 type Flags = CliFlags & Record<string, unknown>;
+
+/** For repeatable options: each value appended to the ones before. */
+function collect(value: string, previous: unknown): string[] {
+  return [...(Array.isArray(previous) ? previous : []), value];
+}
 
 function sandboxOptions(command: Command): Command {
   return command
@@ -30,12 +36,27 @@ function sandboxOptions(command: Command): Command {
     .option(
       "--protect <path>",
       "also mount this workspace path read-only (repeatable; always: .git/config, .git/hooks, .env, .envrc, .vscode, .devcontainer)",
-      (path: string, previous: unknown) => [...(Array.isArray(previous) ? previous : []), path],
+      collect,
     )
     .option(
       "--no-protect",
       "mount nothing read-only: the task may rewrite git hooks and config the host later runs",
     )
+    .option(
+      "--allow-host <pattern>",
+      "allowlist mode: let the sandbox reach this host through harness's gateway (repeatable; example.com, *.example.org, host:8443; default ports 443 and 80)",
+      collect,
+    )
+    .option(
+      "--allow <preset>",
+      "allowlist mode: allow a tool's registry as the host's own config names it (repeatable): npm, pypi (or pip), git=HOST",
+      collect,
+    )
+    .option(
+      "--allow-private",
+      "allowlist mode: allowed names may resolve to private, loopback or link-local addresses (internal registries)",
+    )
+    .option("--egress-limit <size>", "allowlist mode: most bytes through the gateway per run (default 2g)")
     .option("--timeout <seconds>", "per-command timeout in seconds (default 120)")
     .addOption(
       new Option(
@@ -73,6 +94,14 @@ async function main(argv: string[]): Promise<number> {
     .option("--transcript <path>", "write the JSONL transcript here (default: ~/.local/state/harness/runs/)")
     .option("--output-format <format>", "what stdout carries: text (default), json or stream-json")
     .option("--max-budget-usd <usd>", "stop the run when its estimated cost reaches this many US dollars")
+    .option(
+      "-c, --continue",
+      "go on with the last run of this workspace: its conversation, its transcript, fresh limits",
+    )
+    .option(
+      "--resume <id>",
+      "go on with this run: an id or unique prefix (harness runs lists them), or a transcript path",
+    )
     .action(async (task: string[], flags: Flags) => {
       const { runCommand } = await import("./cli/run-command.js");
       exitCode = await runCommand(task.join(" "), flags, interrupts);
@@ -111,6 +140,44 @@ async function main(argv: string[]): Promise<number> {
     .action(async (transcript: string, flags: Flags) => {
       const { replayCommand } = await import("./cli/replay-command.js");
       exitCode = await replayCommand(transcript, flags, interrupts.begin());
+    });
+
+  const runs = program
+    .command("runs")
+    .description("list past runs, newest first: when, status, turns, cost, size, workspace, task")
+    .addOption(new Option("--output-format <format>", "text (default) or json").choices(["text", "json"]))
+    .addHelpText("after", RUNS_HELP)
+    .action(async (flags: Flags) => {
+      const { runsListCommand } = await import("./cli/runs-command.js");
+      exitCode = await runsListCommand(flags);
+    });
+
+  runs
+    .command("show")
+    .description("show a run's steps: the task, each command with its exit code and notes, the final text")
+    .argument("<id>", "run id or a unique prefix of one (harness runs lists them), or a transcript path")
+    .action(async (id: string) => {
+      const { runsShowCommand } = await import("./cli/runs-command.js");
+      exitCode = await runsShowCommand(id);
+    });
+
+  runs
+    .command("rm")
+    .description("remove runs: their transcript and saved outputs (never one still running)")
+    .argument("<id...>", "run ids or unique prefixes")
+    .action(async (ids: string[]) => {
+      const { runsRmCommand } = await import("./cli/runs-command.js");
+      exitCode = await runsRmCommand(ids);
+    });
+
+  runs
+    .command("prune")
+    .description("apply the retention limits now (harness also does after every run)")
+    .option("--dry-run", "only say what would be removed")
+    .addHelpText("after", RUNS_HELP)
+    .action(async (flags: { dryRun?: boolean }) => {
+      const { runsPruneCommand } = await import("./cli/runs-command.js");
+      exitCode = await runsPruneCommand(flags);
     });
 
   program

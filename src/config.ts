@@ -3,11 +3,13 @@
  * Explicit flags win over env; env is read when `loadConfig` is called, not at import, so a `.env`
  * loaded later still applies.
  */
+import { type AllowPreset, allowPresetHosts, PRESET_NAMES, parseAllowPreset } from "./allow-presets.js";
 import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
 import { parseSandboxUser } from "./sandbox/docker/sandbox-user.js";
+import { parseAllowEntry } from "./sandbox/egress/allowlist.js";
 import { normalizeProtectPath } from "./sandbox/host/protected-paths.js";
-import { SANDBOX_DEFAULTS, type SandboxRequest } from "./sandbox/sandbox-request.js";
+import { type EgressRequest, SANDBOX_DEFAULTS, type SandboxRequest } from "./sandbox/sandbox-request.js";
 
 /** Flags as commander parses them; every one optional. */
 export interface CliFlags {
@@ -34,6 +36,14 @@ export interface CliFlags {
   isolation?: string;
   /** `--copy-limit SIZE`, e.g. 2g. */
   copyLimit?: string;
+  /** `--allow-host PATTERN` (repeatable): allowlist mode's entries. */
+  allowHost?: string[];
+  /** `--allow PRESET` (repeatable): npm, pypi (pip), git=HOST. */
+  allow?: string[];
+  /** `--allow-private`: allowed names may resolve to private and loopback addresses. */
+  allowPrivate?: boolean;
+  /** `--egress-limit SIZE`: most bytes through the gateway per run. */
+  egressLimit?: string;
   /** `--apply` gives true, `--no-apply` false, neither undefined (copy mode: ask on a terminal). */
   apply?: boolean;
   transcript?: string;
@@ -60,6 +70,31 @@ export interface SandboxConfig extends SandboxRequest {
   isolation: "bind" | "copy";
   /** Per-command timeout. */
   timeoutMs: number;
+  /** Allowlist mode, every field decided (presets resolved); undefined without an allow entry. */
+  egress?: EgressConfig | undefined;
+}
+
+/** Allowlist mode as the CLI decided it. */
+export interface EgressConfig extends EgressRequest {
+  /** Entries from `--allow-host` and the resolved `--allow` presets, each checked, without repeats. */
+  allowHosts: string[];
+  /**
+   * `--allow-private`. Flag only, like `protect`: a `.env` in a bind-mounted workspace is writable
+   * by the sandbox, and this opens the host's own loopback services to it.
+   */
+  allowPrivate: boolean;
+  limitBytes: number;
+  /** True when the entries came from `SandboxConfigOptions.inheritEgress`, not from flags or env. */
+  inherited?: boolean;
+}
+
+/** What else `loadSandboxConfig` may be given. */
+export interface SandboxConfigOptions {
+  /**
+   * Allowlist mode to use when neither flags nor env name an allow entry and the network is "none"
+   * (replay: the recording's). `allowPrivate` is never taken from here: only the flag gives it.
+   */
+  inheritEgress?: Pick<EgressRequest, "allowHosts" | "limitBytes"> | undefined;
 }
 
 export interface AgentConfig {
@@ -124,16 +159,21 @@ function mebibytes(bytes: number | undefined): number | undefined {
   return bytes === undefined ? undefined : Math.max(1, Math.ceil(bytes / 1024 ** 2));
 }
 
-export function loadSandboxConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readonly<SandboxConfig> {
+export function loadSandboxConfig(
+  env: NodeJS.ProcessEnv,
+  flags: CliFlags,
+  options: SandboxConfigOptions = {},
+): Readonly<SandboxConfig> {
   const user = flags.user === undefined ? undefined : parseSandboxUser(flags.user);
   if (user?.ok === false) throw new ConfigError(`--user ${user.reason}`);
   const isolation = flags.isolation ?? "bind";
   if (isolation !== "bind" && isolation !== "copy")
     throw new ConfigError(`--isolation must be bind or copy, got '${isolation}'`);
+  const network = flags.network ?? env["HARNESS_NETWORK"] ?? SANDBOX_DEFAULTS.network;
   return Object.freeze({
     workspace: flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd(),
     image: flags.image ?? env["HARNESS_IMAGE"] ?? undefined,
-    network: flags.network ?? env["HARNESS_NETWORK"] ?? SANDBOX_DEFAULTS.network,
+    network,
     user: user?.user,
     runtime: flags.runtime ?? env["HARNESS_RUNTIME"] ?? undefined,
     memoryBytes: parseMemory(flags.memory ?? env["HARNESS_MEMORY"]),
@@ -148,6 +188,84 @@ export function loadSandboxConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Read
     isolation,
     copyLimitBytes: parseByteSize("--copy-limit", flags.copyLimit),
     timeoutMs: timeoutMs(flags.timeout ?? env["HARNESS_TIMEOUT"]),
+    egress: loadEgressConfig(env, flags, network, options.inheritEgress),
+  });
+}
+
+/** A comma-separated env list: trimmed, empty items dropped. */
+function envList(value: string | undefined): string[] {
+  return (value ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+/**
+ * Allowlist mode from `--allow-host`/HARNESS_ALLOW_HOSTS, `--allow`/HARNESS_ALLOW (presets read the
+ * host's npm and pip configuration, so they run only once everything else is known to be valid),
+ * `--allow-private` and `--egress-limit`/HARNESS_EGRESS_LIMIT. Undefined when nothing is allowed.
+ */
+function loadEgressConfig(
+  env: NodeJS.ProcessEnv,
+  flags: CliFlags,
+  network: string,
+  inherited: SandboxConfigOptions["inheritEgress"],
+): EgressConfig | undefined {
+  const fromEnv = flags.allowHost === undefined;
+  const hosts = flags.allowHost ?? envList(env["HARNESS_ALLOW_HOSTS"]);
+  const presets = (flags.allow ?? envList(env["HARNESS_ALLOW"])).map((text): AllowPreset => {
+    const preset = parseAllowPreset(text);
+    if (preset === undefined) throw new ConfigError(`--allow must be ${PRESET_NAMES}, got '${text}'`);
+    return preset;
+  });
+  // Empty is unset: compose passes HARNESS_EGRESS_LIMIT through as "" when it is not given.
+  const limitBytes = parseByteSize(
+    "--egress-limit",
+    flags.egressLimit ?? (env["HARNESS_EGRESS_LIMIT"] || undefined),
+  );
+  const allowPrivate = flags.allowPrivate === true;
+  if (hosts.length === 0 && presets.length === 0) {
+    if (inherited !== undefined && network === SANDBOX_DEFAULTS.network && inherited.allowHosts.length > 0) {
+      const entries = inherited.allowHosts.map((text) => checkedEntry(text, "the recorded allow entry"));
+      const limit = limitBytes ?? inherited.limitBytes;
+      return egressConfig([...new Set(entries)], allowPrivate, limit, true);
+    }
+    // HARNESS_EGRESS_LIMIT in a shared .env is harmless without hosts; the flags alone are a mistake.
+    if (allowPrivate || flags.egressLimit !== undefined)
+      throw new ConfigError("--allow-private and --egress-limit need an --allow-host or --allow entry");
+    return undefined;
+  }
+  if (network !== SANDBOX_DEFAULTS.network) {
+    throw new ConfigError(
+      `--allow-host and --allow need --network none (the default): the gateway must be the sandbox's only way out, got --network ${network}`,
+    );
+  }
+  const entries = hosts.map((text) => checkedEntry(text, fromEnv ? "HARNESS_ALLOW_HOSTS" : "--allow-host"));
+  for (const preset of presets) {
+    const flag = preset.kind === "git" ? `--allow git=${preset.host}` : `--allow ${preset.kind}`;
+    for (const text of allowPresetHosts(preset, env)) entries.push(checkedEntry(text, flag));
+  }
+  return egressConfig([...new Set(entries)], allowPrivate, limitBytes);
+}
+
+function checkedEntry(text: string, flag: string): string {
+  const parsed = parseAllowEntry(text);
+  if (!parsed.ok) throw new ConfigError(`${flag} '${text}': ${parsed.reason}`);
+  // Normalized ("example.com:443,80"), so spellings of one entry count once and replay reads it back.
+  return parsed.entry.text;
+}
+
+function egressConfig(
+  allowHosts: string[],
+  allowPrivate: boolean,
+  limitBytes: number | undefined,
+  inherited = false,
+): EgressConfig {
+  return Object.freeze({
+    allowHosts,
+    allowPrivate,
+    limitBytes: limitBytes ?? SANDBOX_DEFAULTS.egressLimitBytes,
+    ...(inherited ? { inherited } : {}),
   });
 }
 

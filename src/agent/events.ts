@@ -3,6 +3,7 @@
  * the JSON outputs all listen here.
  */
 import type { ModelResponse, TokenUsage } from "../model/model-client.js";
+import type { EgressRecord } from "../sandbox/sandbox.js";
 import type { ToolCall, ToolResult } from "../tools/tool.js";
 import type { AgentLimits, AgentRunResult } from "./agent-types.js";
 
@@ -43,6 +44,11 @@ export interface AgentEvents {
   onNotice?: (text: string) => void;
   /** The run is over; called exactly once. */
   onRunEnd?: (result: AgentRunResult) => void;
+  /**
+   * Allowlist mode: one connection through the gateway ended (or was refused). Not called by the
+   * loop: the CLI forwards the sandbox's `EgressMonitor` here, so records also come between runs.
+   */
+  onEgress?: (record: EgressRecord) => void;
 }
 
 const EVENT_NAMES = [
@@ -56,6 +62,7 @@ const EVENT_NAMES = [
   "onTurnUsage",
   "onNotice",
   "onRunEnd",
+  "onEgress",
 ] as const satisfies readonly (keyof AgentEvents)[];
 
 type AnyHandler = (...args: unknown[]) => unknown;

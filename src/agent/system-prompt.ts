@@ -7,8 +7,13 @@ import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
 export interface SystemPromptOptions {
   /** Container path of the workspace (the user's project, mounted), e.g. "/workspace". */
   workdir: string;
-  /** The container's network mode, e.g. "none" (no network) or "bridge". */
+  /** The container's network mode, e.g. "none" (no network), "bridge", or "allowlist" (with `allowHosts`). */
   network: string;
+  /**
+   * Allowlist mode: the hosts the gateway lets through (`EgressMonitor.allowHosts`). Given, the prompt
+   * names them and says how to reach them, whatever `network` says.
+   */
+  allowHosts?: readonly string[];
   /** Default per-command timeout, in seconds. */
   timeoutSeconds: number;
   /** Longest timeout the model may ask for, in seconds; omitted from the prompt when not given. */
@@ -36,9 +41,11 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
       ? "pass a larger `timeout` (seconds) for slow commands"
       : `pass a larger \`timeout\` (seconds, at most ${options.maxTimeoutSeconds}) for slow commands`;
   const networkLine =
-    network === "none"
-      ? 'There is no network access (network mode "none"): downloads, package installs from registries and git fetches fail. Use what is installed or vendored in the project.'
-      : `Network access is enabled (network mode "${network}").`;
+    options.allowHosts !== undefined
+      ? allowlistLine(options.allowHosts)
+      : network === "none"
+        ? 'There is no network access (network mode "none"): downloads, package installs from registries and git fetches fail. Use what is installed or vendored in the project.'
+        : `Network access is enabled (network mode "${network}").`;
 
   const lines = [
     "You are a coding agent. You work on the user's project through the `bash` tool, which runs shell commands in a Linux sandbox container.",
@@ -71,4 +78,15 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     lines.push("", options.extraInstructions.trim());
   }
   return lines.join("\n");
+}
+
+/** Allowlist mode, as the model must know it to use it and to not waste turns fighting it. */
+function allowlistLine(allowHosts: readonly string[]): string {
+  const hosts = allowHosts.length > 0 ? allowHosts.join(", ") : "(none)";
+  return [
+    `Network access is limited to these hosts: ${hosts}.`,
+    "They are reached through an HTTP(S) proxy that is already configured in the environment (HTTPS_PROXY, HTTP_PROXY and their lowercase forms, plus the settings npm, pip and git read): use the tools normally and leave the proxy settings alone.",
+    "Anything else fails: other hosts, tools that ignore the proxy, raw sockets and DNS lookups (there is no resolver in the sandbox; the proxy resolves names).",
+    "When the proxy refuses a request, the command's result says so with the host and the reason: do not retry it; work with what is allowed, or say in your final answer which host you needed.",
+  ].join(" ");
 }

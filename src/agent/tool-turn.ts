@@ -54,7 +54,8 @@ export async function runToolCalls(
     else {
       const onOutput = (stream: "stdout" | "stderr", chunk: Buffer) =>
         events.onToolOutput(call, stream, chunk);
-      const context: ToolContext = signal === undefined ? { onOutput } : { signal, onOutput };
+      const context: ToolContext = { callId: call.id, onOutput };
+      if (signal !== undefined) context.signal = signal;
       try {
         result = toolResult(call, await tool.run(tool.parse(call.input), context));
       } catch (error) {

@@ -1,5 +1,7 @@
 /** `harness exec --workspace DIR -- CMD`: one command through the sandbox path, exiting with its code. */
 import { type CliFlags, loadSandboxConfig } from "../config.js";
+import type { EgressDenial } from "../sandbox/sandbox.js";
+import { visibleControls } from "../text/visible-controls.js";
 import { reviewCopyChanges } from "./copy-changes.js";
 import { ExecOutput } from "./exec-output.js";
 import { EXIT } from "./exit-codes.js";
@@ -19,6 +21,7 @@ export async function execCommand(args: string[], flags: CliFlags, signal: Abort
     onOutput: output.write,
   });
   for (const notice of result.notices) output.note(notice);
+  for (const line of egressDenialLines(result.egressDenied ?? [])) output.note(line);
   // A broken pipe is reported by the exit code alone, as a shell does; harness cancelled the command.
   if (!output.broken && (result.timedOut || result.isCanceled || result.oomKilled))
     output.note(result.shortMessage);
@@ -40,4 +43,16 @@ export function commandLine(args: string[]): string {
   return args
     .map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`))
     .join(" ");
+}
+
+/**
+ * `network: refused HOST:PORT (reason)`, once per distinct refusal. Host and reason are what the
+ * sandbox asked for: controls shown as escapes, on one line.
+ */
+export function egressDenialLines(denied: readonly EgressDenial[]): string[] {
+  const field = (text: string) => visibleControls(text.replace(/[\r\n]+/g, " ")).slice(0, 300);
+  const lines = denied.map(
+    ({ host, port, reason }) => `network: refused ${field(host)}:${port} (${field(reason)})`,
+  );
+  return [...new Set(lines)];
 }

@@ -13,6 +13,7 @@ import { type ReplayReport, replayCalls } from "../replay/replay.js";
 import { listHarnessContainers, removeHarnessContainers } from "../sandbox/docker/container-registry.js";
 import { connectDocker } from "../sandbox/docker/docker-client.js";
 import { parseUserIds } from "../sandbox/host/workspace.js";
+import type { RunStartEgress } from "../transcript/transcript-records.js";
 import { EXIT } from "./exit-codes.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
@@ -32,7 +33,13 @@ const DEFAULT_OWNER = { uid: 1000, gid: 1000 };
 export async function replayCommand(path: string, flags: ReplayFlags, signal: AbortSignal): Promise<number> {
   const transcript = await readTranscript(path);
   // Flags are checked before anything is created.
-  const checked = loadSandboxConfig(process.env, { ...flags, workspace: flags.workspace ?? "." });
+  const checked = loadSandboxConfig(
+    process.env,
+    { ...flags, workspace: flags.workspace ?? "." },
+    { inheritEgress: transcript.egress },
+  );
+  const egressNote = egressNotice(transcript.egress, checked);
+  if (egressNote !== undefined) process.stderr.write(`harness: ${egressNote}\n`);
   const temporary = flags.workspace === undefined;
   const workspace = temporary ? await makeTemporaryWorkspace(checked.user) : checked.workspace;
   const json = flags.outputFormat === "json";
@@ -73,6 +80,27 @@ export async function replayCommand(path: string, flags: ReplayFlags, signal: Ab
   }
   if (report.interrupted) return EXIT.interrupted;
   return report.reproduced ? EXIT.ok : EXIT.diverged;
+}
+
+/**
+ * What the user must know about the replay's network when the recording had allowlist mode: the
+ * same list is used (unless flags gave one), and `--allow-private` is never taken from a file.
+ */
+export function egressNotice(
+  recorded: RunStartEgress | undefined,
+  config: SandboxConfig,
+): string | undefined {
+  if (recorded === undefined) return undefined;
+  const list = recorded.allowHosts.join(", ");
+  if (config.egress?.inherited !== true) {
+    const now = config.egress === undefined ? `network ${config.network}` : "the allowlist the flags give";
+    return `the recording allowed ${list} through the gateway; this replay uses ${now} instead`;
+  }
+  const privateNote =
+    recorded.allowPrivate && !config.egress?.allowPrivate
+      ? "; the recording also allowed private addresses: pass --allow-private to allow them again"
+      : "";
+  return `replaying with the recording's allowlist: ${list}${privateNote}`;
 }
 
 /** Runs `work` in a new sandbox for `config.workspace` that is removed afterwards. */

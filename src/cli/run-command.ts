@@ -1,20 +1,27 @@
-/** `harness run --workspace DIR "task"`, and the prompt loop when no task is given. */
-import { homedir } from "node:os";
+/**
+ * `harness run --workspace DIR "task"`, and the prompt loop when no task is given; with `--continue` or
+ * `--resume ID`, the same on top of a past run's conversation, appended to its transcript.
+ */
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { combineEvents } from "../agent/events.js";
 import { type AgentRunResult, runAgent } from "../agent/loop.js";
 import { buildSystemPrompt } from "../agent/system-prompt.js";
-import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../config.js";
+import { type CliFlags, type EgressConfig, loadAgentConfig, loadSandboxConfig } from "../config.js";
 import { ConfigError } from "../errors.js";
 import type { MessageParam, TokenUsage } from "../model/model-client.js";
 import { costUsd } from "../model/pricing.js";
 import { createRunOutput } from "../output/run-output.js";
+import { pruneAfterRun } from "../runs/retention.js";
+import { keepRunActive } from "../runs/run-heartbeat.js";
+import { runsDir } from "../runs/state-paths.js";
 import { createBashTool } from "../tools/bash-tool.js";
 import { createBlocklist } from "../tools/blocklist.js";
 import { OutputStore } from "../tools/output-store.js";
 import { createReadOutputTool } from "../tools/read-output-tool.js";
 import { createTranscript } from "../transcript/transcript.js";
+import type { RunStartEgress } from "../transcript/transcript-records.js";
+import { type ContinuedRun, type ContinueFlags, loadContinuedRun } from "./continued-run.js";
 import { reviewCopyChanges } from "./copy-changes.js";
 import { watchEnvFile } from "./env-file-watch.js";
 import { EXIT, exitCodeFor } from "./exit-codes.js";
@@ -27,20 +34,30 @@ import { openSandbox } from "./sandbox-from-config.js";
  * workspace, including a symlink where harness would write its transcript.
  */
 function defaultTranscriptPath(runId: string): string {
-  const state = process.env["XDG_STATE_HOME"] || join(homedir(), ".local", "state");
-  return join(state, "harness", "runs", `${runId}.jsonl`);
+  return join(runsDir(), `${runId}.jsonl`);
 }
 
-export async function runCommand(task: string, flags: CliFlags, interrupts: Interrupts): Promise<number> {
-  // Both configs are checked before Docker is touched: a missing key is one line, at once.
+export async function runCommand(
+  task: string,
+  flags: ContinueFlags,
+  interrupts: Interrupts,
+): Promise<number> {
+  // Both configs and the run to continue are checked before Docker is touched: one line, at once.
   const agentConfig = loadAgentConfig(process.env, flags);
-  const sandboxConfig = loadSandboxConfig(process.env, flags);
+  const continued = await loadContinuedRun(flags, { env: process.env });
+  // A continued run works where the recorded one did; the sandbox opens with this run's flags.
+  const sandboxFlags: CliFlags =
+    continued?.workspace === undefined ? flags : { ...flags, workspace: continued.workspace };
+  const sandboxConfig = loadSandboxConfig(process.env, sandboxFlags);
   const { outputFormat: format, pricing } = agentConfig;
   if (format !== "text" && task.trim() === "") {
     throw new ConfigError(`--output-format ${format} needs a task: the interactive prompt is text only`);
   }
-  const runId = `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
-  const transcriptPath = flags.transcript ?? defaultTranscriptPath(runId);
+  const runId = continued?.id ?? `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
+  const transcriptPath = continued?.transcriptPath ?? flags.transcript ?? defaultTranscriptPath(runId);
+  // From now until this process ends, other harness processes see the continued run as running.
+  using _active = continued === undefined ? undefined : keepRunActive(continued.transcriptPath);
+  if (continued !== undefined) reportContinuing(continued);
   const { model: modelId, maxBudgetUsd } = agentConfig;
   const output = createRunOutput({
     format,
@@ -63,25 +80,40 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
   await using sandbox = await openSandbox(sandboxConfig).catch((error: unknown) =>
     output.fail(error, exitCodeForError(error)),
   );
+  const { description, egress } = sandbox;
   const system = buildSystemPrompt({
     workdir: sandbox.workdir,
-    network: sandboxConfig.network,
+    network: description.network,
+    ...(egress === undefined ? {} : { allowHosts: egress.allowHosts }),
     timeoutSeconds: Math.round(sandboxConfig.timeoutMs / 1000),
     savedOutput: true,
-    readOnlyPaths: sandbox.description.readOnlyPaths,
+    readOnlyPaths: description.readOnlyPaths,
   });
   const transcript = createTranscript(transcriptPath, {
-    runStart: { commandTimeoutMs: sandboxConfig.timeoutMs },
+    runStart: {
+      commandTimeoutMs: sandboxConfig.timeoutMs,
+      workspace: description.workspace,
+      pid: process.pid,
+      // As configured (presets resolved), so a replay gets the same allowlist without asking npm again.
+      ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
+    },
   });
   // Whole outputs of cut commands live beside the transcript, outside the workspace.
-  const outputStore = new OutputStore({ dir: `${transcript.path.replace(/\.jsonl$/, "")}.outputs` });
+  // A continued run shares the directory: earlier ids stay readable and new ones never reuse them.
+  const outputStore = new OutputStore({
+    dir: `${transcript.path.replace(/\.jsonl$/, "")}.outputs`,
+    ...(continued === undefined ? {} : { adoptExisting: true, usedIds: continued.highestOutputId }),
+  });
   const tools = [
     createBashTool(sandbox, { timeoutMs: sandboxConfig.timeoutMs, blocklist, outputStore }),
     createReadOutputTool(outputStore),
   ];
-  const { description } = sandbox;
   const envFileChanged = sandbox.copy ? () => undefined : watchEnvFile(description.workspace);
-  const renderer = output.listener({ description, timeoutMs: sandboxConfig.timeoutMs });
+  const renderer = output.listener({ description, timeoutMs: sandboxConfig.timeoutMs, egress });
+  const events = combineEvents(renderer, transcript);
+  // For the sandbox's whole life, not per run: connections end (and are recorded) when they end,
+  // between runs or while the sandbox stops too. Nothing to undo: the monitor goes with the sandbox.
+  egress?.subscribe((record) => events.onEgress(record));
   const runTurn = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
     const signal = interrupts.begin();
     try {
@@ -98,7 +130,7 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
             : {}),
         },
         signal,
-        events: combineEvents(renderer, transcript),
+        events,
         history,
       });
     } finally {
@@ -109,17 +141,33 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
   // A closed pipe on stdout (`| head`) must end the run cleanly, not crash with the command still running.
   process.stdout.on("error", () => interrupts.outputGone());
   let code: number = EXIT.ok;
+  const history = continued?.messages ?? [];
   if (task.trim() !== "") {
-    code = exitCodeFor((await runTurn(task, [])).status);
+    code = exitCodeFor((await runTurn(task, history)).status);
   } else {
-    code = await promptLoop(runTurn, interrupts);
+    code = await promptLoop(runTurn, interrupts, history);
   }
   process.stderr.write(`harness: transcript: ${transcript.path}\n`);
+  // Retention: never throws; a failure is one warning line and the run's exit code stands.
+  pruneAfterRun({ transcriptPath: transcript.path });
   const envWarning = envFileChanged();
   if (envWarning) process.stderr.write(`harness: ${envWarning}\n`);
   // Copy mode: the run's changes are shown, and applied only when asked, before the sandbox goes.
   await reviewCopyChanges(sandbox, flags.apply);
   return interrupts.isOutputGone ? EXIT.brokenPipe : code;
+}
+
+/** One stderr line naming the run that goes on (stdout stays the run's output in every format). */
+function reportContinuing(run: ContinuedRun): void {
+  const cut =
+    run.incompleteCalls === 0
+      ? ""
+      : `; it was cut off mid-turn: ${run.incompleteCalls} tool call(s) without a result are answered as not completed`;
+  process.stderr.write(`harness: continuing run ${run.id} (${run.messages.length} messages)${cut}\n`);
+}
+
+function runStartEgress({ allowHosts, allowPrivate, limitBytes }: EgressConfig): RunStartEgress {
+  return { allowHosts: [...allowHosts], allowPrivate, limitBytes };
 }
 
 /**
@@ -131,6 +179,7 @@ export async function runCommand(task: string, flags: CliFlags, interrupts: Inte
 async function promptLoop(
   runTurn: (text: string, history: MessageParam[]) => Promise<AgentRunResult>,
   interrupts: Interrupts,
+  initialHistory: MessageParam[],
 ): Promise<number> {
   const tty = process.stdin.isTTY === true;
   const rl = createInterface({
@@ -140,7 +189,7 @@ async function promptLoop(
   });
   rl.on("SIGINT", () => interrupts.press());
   rl.setPrompt("harness> ");
-  let history: MessageParam[] = [];
+  let history = initialHistory;
   let code: number = EXIT.ok;
   try {
     rl.prompt();

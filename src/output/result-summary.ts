@@ -10,6 +10,7 @@ import type { ExitStatus } from "../agent/exit-status.js";
 import { errorFacts } from "../errors.js";
 import type { TokenUsage } from "../model/model-client.js";
 import { costUsd, type ModelPricing } from "../model/pricing.js";
+import type { EgressCounts } from "./egress-tally.js";
 
 /**
  * Claude Code's subtypes where harness ends the same way; `error_max_total_tokens` is harness's own
@@ -80,6 +81,8 @@ export interface ResultMessage {
   run_id: string;
   /** The JSONL transcript; null when the run failed before one was started. */
   transcript_path: string | null;
+  /** Allowlist mode's connection counts; only in allowlist mode. */
+  egress?: EgressCounts;
   /** Why the run failed, when it failed with an error. */
   error?: ResultError;
 }
@@ -116,6 +119,8 @@ export interface Ending {
   apiDurationMs: number;
   /** The transcript file, or null when none was started. */
   transcriptPath: string | null;
+  /** Allowlist mode's counts, when the sandbox has a gateway. */
+  egress?: EgressCounts | undefined;
 }
 
 /** The result object for a run that ended (or a command that failed before its run). */
@@ -138,6 +143,7 @@ export function buildResult(facts: RunFacts, ending: Ending): ResultMessage {
     run_id: facts.runId,
     transcript_path: ending.transcriptPath,
   };
+  if (ending.egress !== undefined) message.egress = ending.egress;
   if (ending.error !== undefined) message.error = errorFields(ending.error);
   return message;
 }

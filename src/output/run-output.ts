@@ -14,6 +14,8 @@ import { colorEnabled } from "../terminal/style.js";
 import { createTerminalRenderer } from "../terminal/terminal-renderer.js";
 import { scrubSecrets } from "../transcript/transcript.js";
 import { timeModelCalls } from "./api-time.js";
+import { createEgressSummary } from "./egress-summary.js";
+import { EgressTally } from "./egress-tally.js";
 import { createJsonOutput } from "./json-output.js";
 import { buildResult, type Ending, type ResultMessage, type RunFacts } from "./result-summary.js";
 import { createStreamJsonOutput, type SandboxFacts } from "./stream-json-output.js";
@@ -59,8 +61,11 @@ export function createRunOutput(options: RunOutputOptions): RunOutput {
   const writeJson = (message: object) => stdout.write(`${JSON.stringify(scrubSecrets(message))}\n`);
   const result = (ending: Omit<Ending, "durationMs" | "apiDurationMs">): ResultMessage =>
     buildResult(options, { ...ending, durationMs: now() - startedAt, apiDurationMs: apiMs() });
+  // Allowlist mode's records for the result's counts; set once the sandbox is known to have a gateway.
+  let tally: EgressTally | undefined;
   const summarize = (run: AgentRunResult) =>
     result({
+      egress: tally?.counts(),
       status: run.status,
       exitCode: options.exitCodeFor(run.status),
       turns: run.turns,
@@ -71,6 +76,11 @@ export function createRunOutput(options: RunOutputOptions): RunOutput {
     });
   const renderer = (out: Stream) =>
     createTerminalRenderer({ out, color: colorEnabled(out), ...(costOf === undefined ? {} : { costOf }) });
+  // The text view, with allowlist mode's summary after the run's own.
+  const textView = (out: Stream, sandbox: SandboxFacts) =>
+    sandbox.egress === undefined
+      ? renderer(out)
+      : combineEvents(renderer(out), createEgressSummary({ out, color: colorEnabled(out) }));
 
   return {
     timeModelCalls(model) {
@@ -79,14 +89,27 @@ export function createRunOutput(options: RunOutputOptions): RunOutput {
       return timed.client;
     },
     listener(sandbox) {
+      const counting: AgentEvents = {};
+      if (sandbox.egress !== undefined) {
+        const counts = new EgressTally();
+        tally = counts;
+        counting.onEgress = (record) => counts.add(record);
+      }
       switch (options.format) {
         case "text":
-          return renderer(stdout);
+          return textView(stdout, sandbox);
         case "json":
-          return combineEvents(renderer(stderr), createJsonOutput({ writeJson, summarize }));
+          return combineEvents(
+            textView(stderr, sandbox),
+            counting,
+            createJsonOutput({ writeJson, summarize }),
+          );
         case "stream-json":
           // The stream itself is the progress report: no second copy for people on stderr.
-          return createStreamJsonOutput({ ...options, writeJson, sandbox, summarize });
+          return combineEvents(
+            counting,
+            createStreamJsonOutput({ ...options, writeJson, sandbox, summarize }),
+          );
       }
     },
     fail(error, exitCode) {

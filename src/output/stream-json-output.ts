@@ -2,11 +2,12 @@
  * `--output-format stream-json`: one JSON object per line on stdout as the run happens. The line types
  * follow Claude Code's stream-json (`system`/init, `assistant` with the whole API message, `user` with
  * `tool_result` blocks, `result` last); what only harness knows about a command (exit code, duration,
- * timeout, truncation) rides along in a `harness` object. Documented in docs/output-formats.md.
+ * timeout, truncation) rides along in a `harness` object; allowlist mode adds a `system`/`egress` line per
+ * gateway connection. Documented in docs/output-formats.md.
  */
 import type { AgentRunResult } from "../agent/agent-types.js";
 import type { AgentEvents } from "../agent/events.js";
-import type { SandboxDescription } from "../sandbox/sandbox.js";
+import type { EgressMonitor, EgressRecord, SandboxDescription } from "../sandbox/sandbox.js";
 import { HARNESS_VERSION } from "../version.js";
 import type { ResultMessage } from "./result-summary.js";
 import { assistantMessage, toolResultMessage } from "./stream-json-messages.js";
@@ -17,6 +18,18 @@ export interface SandboxFacts {
   description: SandboxDescription;
   /** Default per-command timeout, in ms. */
   timeoutMs: number;
+  /** Allowlist mode's gateway, when the sandbox has one. */
+  egress?: EgressMonitor | undefined;
+}
+
+/** Allowlist mode's policy, as the init line reports it. */
+export interface InitEgress {
+  /** The allow entries in force, normalized (`host:ports`). */
+  allow_hosts: string[];
+  /** `--allow-private` was given. */
+  allow_private: boolean;
+  /** Most bytes the run's connections may carry (`--egress-limit`). */
+  limit_bytes: number;
 }
 
 /** The run's limits, as the init line reports them. */
@@ -51,8 +64,10 @@ export interface InitMessage {
   cwd: string;
   /** The sandbox image. */
   image: string;
-  /** The container's network mode. */
+  /** The container's network mode; "allowlist" when the only way out is harness's gateway. */
   network: string;
+  /** Allowlist mode's policy; only in allowlist mode. */
+  egress?: InitEgress;
   /** "uid:gid" commands run as. */
   user: string;
   /** OCI runtime, or null for the engine's default. */
@@ -101,6 +116,7 @@ export function createStreamJsonOutput(options: StreamJsonOutputOptions): AgentE
         cwd: d.workdir,
         image: d.image,
         network: d.network,
+        ...(sandbox.egress === undefined ? {} : { egress: initEgress(sandbox.egress) }),
         user: d.user,
         runtime: d.runtime ?? null,
         container_id: d.id,
@@ -126,6 +142,35 @@ export function createStreamJsonOutput(options: StreamJsonOutputOptions): AgentE
     onAssistantTurn: (response) => emit({ type: "assistant", message: assistantMessage(response) }),
     onToolResult: (call, result) => emit(toolResultMessage(call, result)),
     onNotice: (text) => emit({ type: "system", subtype: "notice", text }),
+    onEgress: (record) => emit(egressMessage(record)),
     onRunEnd: (result) => emit(options.summarize(result)),
+  };
+}
+
+function initEgress(monitor: EgressMonitor): InitEgress {
+  return {
+    allow_hosts: [...monitor.allowHosts],
+    allow_private: monitor.allowPrivate,
+    limit_bytes: monitor.limitBytes,
+  };
+}
+
+/** One gateway connection as a `system`/`egress` line: every field, `null` where the record has none. */
+export function egressMessage(record: EgressRecord) {
+  return {
+    type: "system",
+    subtype: "egress",
+    opened_at: record.time,
+    tool_use_id: record.callId ?? null,
+    host: record.host,
+    port: record.port,
+    method: record.method,
+    allowed: record.allowed,
+    reason: record.reason ?? null,
+    address: record.address ?? null,
+    status: record.status ?? null,
+    bytes_up: record.bytesUp,
+    bytes_down: record.bytesDown,
+    duration_ms: Math.round(record.durationMs),
   };
 }

@@ -4,9 +4,10 @@
  * record types (src/transcript/transcript-records.ts). Anything that is not a transcript of that shape
  * is refused with the line number of the first record that does not fit.
  */
-import { readFile } from "node:fs/promises";
 import { ConfigError } from "../errors.js";
+import { readTranscriptFile } from "../transcript/read-transcript-file.js";
 import type {
+  RunStartEgress,
   RunStartRecord,
   ToolCallRecord,
   ToolResultRanRecord,
@@ -56,6 +57,8 @@ export interface ParsedTranscript {
   calls: RecordedCall[];
   /** The recording's default per-command timeout, when the transcript says. */
   commandTimeoutMs?: number;
+  /** The recording's allowlist mode, when it had one (replay starts a gateway with the same list). */
+  egress?: RunStartEgress;
 }
 
 /** A transcript that cannot be read or is not one; the CLI exits with the usage code (2). */
@@ -66,20 +69,7 @@ type Row = UncheckedRecord<TranscriptRecord> & { type: string };
 
 /** Reads and parses the transcript at `path`. Rejects with `TranscriptError`. */
 export async function readTranscript(path: string): Promise<ParsedTranscript> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    const why =
-      (error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (error as Error).message;
-    throw new TranscriptError(`cannot read transcript '${path}': ${why}`);
-  }
-  try {
-    return parseTranscript(text);
-  } catch (error) {
-    if (error instanceof TranscriptError) throw new TranscriptError(`transcript '${path}': ${error.message}`);
-    throw error;
-  }
+  return readTranscriptFile(path, parseTranscript, (message) => new TranscriptError(message));
 }
 
 /** Parses JSONL transcript text. Throws `TranscriptError` naming the first bad line. */
@@ -88,6 +78,7 @@ export function parseTranscript(text: string): ParsedTranscript {
   const open = new Map<string, CallBase>();
   let task: string | undefined;
   let commandTimeoutMs: number | undefined;
+  let egress: RunStartEgress | undefined;
   const lines = text.split("\n");
   lines.forEach((raw, index) => {
     const line = index + 1;
@@ -100,6 +91,7 @@ export function parseTranscript(text: string): ParsedTranscript {
       task = typeof start.task === "string" ? start.task : "";
       const timeout = start.commandTimeoutMs;
       if (typeof timeout === "number" && timeout > 0) commandTimeoutMs = timeout;
+      if (start.egress !== undefined) egress = egressOf(start.egress, line);
     }
     if (row.type === "tool_call") {
       const call = toolCall(row, line, calls.length + open.size + 1);
@@ -119,7 +111,23 @@ export function parseTranscript(text: string): ParsedTranscript {
   for (const call of open.values())
     calls.push({ ...call, kind: "skipped", reason: "no result was recorded (the recording ended here)" });
   calls.sort((a, b) => a.n - b.n);
-  return commandTimeoutMs === undefined ? { task, calls } : { task, calls, commandTimeoutMs };
+  const parsed: ParsedTranscript = { task, calls };
+  if (commandTimeoutMs !== undefined) parsed.commandTimeoutMs = commandTimeoutMs;
+  if (egress !== undefined) parsed.egress = egress;
+  return parsed;
+}
+
+/** run_start's `egress`, checked: replay would open the sandbox's network to what it names. */
+function egressOf(value: unknown, line: number): RunStartEgress {
+  const egress = value as { [K in keyof RunStartEgress]?: unknown } | null;
+  const hosts = egress?.allowHosts;
+  if (!Array.isArray(hosts) || !hosts.every((host) => typeof host === "string"))
+    fail(line, '"egress" needs "allowHosts", a list of strings');
+  const limit = egress?.limitBytes;
+  if (typeof limit !== "number" || !(limit > 0)) fail(line, '"egress" needs "limitBytes", a positive number');
+  const allowPrivate = egress?.allowPrivate ?? false;
+  if (typeof allowPrivate !== "boolean") fail(line, '"egress.allowPrivate" must be true or false');
+  return { allowHosts: hosts as string[], allowPrivate, limitBytes: limit };
 }
 
 function parseRow(raw: string, line: number): Row {

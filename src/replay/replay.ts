@@ -5,7 +5,7 @@
  */
 import type { Sandbox } from "../sandbox/sandbox.js";
 import { createBashTool } from "../tools/bash-tool.js";
-import { ToolError } from "../tools/tool.js";
+import { type ToolContext, ToolError } from "../tools/tool.js";
 import { scrubSecrets } from "../transcript/transcript.js";
 import { type CompareOptions, type Comparison, compareOutputs } from "./compare.js";
 import type { RanCall, RecordedCall, RecordedOutput } from "./read-transcript.js";
@@ -118,7 +118,9 @@ async function runCall(
     if (!(error instanceof ToolError)) throw error;
     return { ...base, status: "mismatch", error: error.message };
   }
-  const output = await tool.run(input, options.signal === undefined ? {} : { signal: options.signal });
+  const context: ToolContext = { callId: call.id };
+  if (options.signal !== undefined) context.signal = options.signal;
+  const output = await tool.run(input, context);
   const exec = output.exec;
   if (exec === undefined) return { ...base, status: "mismatch", error: output.content };
   if (exec.isCanceled) return "canceled";

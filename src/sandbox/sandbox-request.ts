@@ -30,7 +30,36 @@ export const SANDBOX_DEFAULTS = Object.freeze({
   outputTailBytes: 10 * 1024,
   /** Seconds between TERM and KILL when a command is killed. */
   killGraceSeconds: 2,
+  /** Allowlist mode: most bytes (up plus down) all of a run's connections may carry. */
+  egressLimitBytes: 2 * 1024 ** 3,
+  /** Allowlist mode: most connections open through the gateway at once. */
+  egressMaxConnections: 64,
+  /** Allowlist mode: a connection with no byte either way for this long is closed. */
+  egressIdleMs: 60_000,
+  /** Allowlist mode: longest life of one connection (a big download fits; a parked tunnel does not). */
+  egressMaxConnectionMs: 30 * 60_000,
 });
+
+/**
+ * Allowlist mode (`--allow-host`, `--allow`): the container keeps no network interface but `lo`, and
+ * its only way out is harness's gateway, which lets through the hosts named here and records every
+ * connection. Entries are checked on names, before any DNS.
+ */
+export interface EgressRequest {
+  /**
+   * Allow entries as given: `example.com`, `*.example.org` (any subdomain, not the bare name),
+   * `example.com:8443`, an IP literal (`203.0.113.7`, `[2001:db8::1]:443`). Without a port: 443 and 80.
+   */
+  allowHosts: readonly string[];
+  /**
+   * Also connect when an allowed name resolves to a loopback, private, link-local or metadata
+   * address (internal registries, tests). Off by default: a public name pointed at 169.254.169.254
+   * must not reach the cloud's metadata service.
+   */
+  allowPrivate?: boolean | undefined;
+  /** Most bytes (up plus down) the run's connections may carry; default `SANDBOX_DEFAULTS.egressLimitBytes`. */
+  limitBytes?: number | undefined;
+}
 
 /** `--protect` and `--no-protect`: workspace paths the host runs later, mounted read-only in bind mode. */
 export interface ProtectOptions {
@@ -69,4 +98,6 @@ export interface SandboxRequest {
   copyLimitBytes?: number | undefined;
   /** Per-command timeout when a call gives none. */
   timeoutMs?: number | undefined;
+  /** Allowlist mode; needs `network` "none" (the default). Absent: no gateway. */
+  egress?: EgressRequest | undefined;
 }

@@ -30,6 +30,11 @@ export interface ExecOptions {
    * counts as settled).
    */
   onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void | Promise<void>;
+  /**
+   * Who asked for the command (the `tool_use` id): network connections opened while it runs carry it
+   * in their `EgressRecord`.
+   */
+  callId?: string | undefined;
 }
 
 /** What one command did, as the caller gets it. */
@@ -70,6 +75,74 @@ export interface ExecResult {
    * because every process in it was killed; the working directory was reset to /workspace".
    */
   notices: string[];
+  /**
+   * Allowlist mode: connections the gateway refused while this command ran (host, reason), so the
+   * model can be told instead of retrying blindly. Absent when the sandbox has no gateway.
+   */
+  egressDenied?: readonly EgressDenial[] | undefined;
+  /**
+   * Jobs still running in the sandbox's background when the command ended (a server started with
+   * `nohup … &` by this command or an earlier one, `setsid` or not), oldest first, so the model hears
+   * of them again. Absent when there are none, or when the command was killed or its end not seen.
+   * In a sandbox shared by two harness processes, the other's jobs are listed too.
+   */
+  background?: readonly BackgroundProcess[] | undefined;
+}
+
+/** A job left running in the sandbox's background. */
+export interface BackgroundProcess {
+  /** Its command line as `ps` shows it: whitespace collapsed, cut to 200 characters. */
+  command: string;
+  /** Seconds since it started. */
+  ageSeconds: number;
+}
+
+/** One connection the gateway refused. */
+export interface EgressDenial {
+  /** The host as the client asked for it (name or IP literal). */
+  host: string;
+  port: number;
+  /** Why, in words the model and the user can act on, e.g. "not on the allowlist (--allow-host example.net)". */
+  reason: string;
+}
+
+/** One connection (or one plain-HTTP request) through the gateway, allowed or not. */
+export interface EgressRecord {
+  /** When it was opened, ISO-8601. */
+  time: string;
+  /** `ExecOptions.callId` of the command running when it was opened; absent between commands. */
+  callId?: string | undefined;
+  /** The host as the client asked for it. */
+  host: string;
+  port: number;
+  /** "CONNECT" for an HTTPS tunnel, else the HTTP method of a forwarded plain-HTTP request. */
+  method: string;
+  allowed: boolean;
+  /** Why it was refused, or why an allowed one ended early (idle, time or byte limit, origin unreachable). */
+  reason?: string | undefined;
+  /** The address connected to, once resolved (allowed connections only). */
+  address?: string | undefined;
+  /** HTTP status sent to the client: 403 for a refusal, the origin's status for plain HTTP. */
+  status?: number | undefined;
+  /** Bytes from the sandbox to the origin, and back. */
+  bytesUp: number;
+  bytesDown: number;
+  /** From open to close, in milliseconds. */
+  durationMs: number;
+}
+
+/** Allowlist mode as the rest of harness sees it: the policy, and the records as they come. */
+export interface EgressMonitor {
+  /** The allow entries in force, normalized (`host:port` pairs as matched), for the system prompt. */
+  readonly allowHosts: readonly string[];
+  readonly allowPrivate: boolean;
+  /** Most bytes the run may carry. */
+  readonly limitBytes: number;
+  /**
+   * Calls `listener` with each record when its connection ends (a refusal: at once). Returns the
+   * unsubscribe function. Contract: the listener must not throw.
+   */
+  subscribe(listener: (record: EgressRecord) => void): () => void;
 }
 
 /** The sandbox as reports show it (stream-json's init event, the system prompt): no engine detail. */
@@ -115,6 +188,8 @@ export interface Sandbox extends AsyncDisposable {
   readonly description: SandboxDescription;
   /** Copy isolation's changes; undefined when the workspace is mounted (bind). */
   readonly copy: CopiedWorkspace | undefined;
+  /** Allowlist mode's gateway; undefined when the sandbox has no network or all of it. */
+  readonly egress: EgressMonitor | undefined;
   /** Runs one shell command. The working directory persists between calls, like a shell's. */
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /** Releases host resources. Leaves a reusable container running unless it was created to be removed. */

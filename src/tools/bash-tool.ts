@@ -83,6 +83,7 @@ export function createBashTool(sandbox: Sandbox, options: BashToolOptions): Tool
         timeoutMs: input.timeout === undefined ? options.timeoutMs : Math.round(input.timeout * 1000),
       };
       if (context.signal !== undefined) execOptions.signal = context.signal;
+      if (context.callId !== undefined) execOptions.callId = context.callId;
       const capture = options.outputStore?.begin();
       if (capture !== undefined || context.onOutput !== undefined) {
         execOptions.onOutput = (stream, chunk) => {

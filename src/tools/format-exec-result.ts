@@ -1,13 +1,14 @@
 /**
  * What the model sees of a command: stdout and stderr apart, the exit code always, and a plain note
- * for everything that makes the output incomplete or surprising (cut, timed out, cancelled, OOM).
+ * for everything that makes the output incomplete or surprising (cut, timed out, cancelled, OOM, a
+ * network request the gateway refused, jobs still running in the background).
  * Nothing is silently merged or dropped; terminal control characters are shown as escapes.
  *
  * Long output is cut once, by the sandbox: it keeps the head and the tail of each stream and marks
  * the cut with a line saying how many bytes went. This layer does not cut again; it only adds where
  * the whole output went (saved for `read_output`) or how to get at it.
  */
-import type { ExecResult } from "../sandbox/sandbox.js";
+import type { BackgroundProcess, EgressDenial, ExecResult } from "../sandbox/sandbox.js";
 import { visibleControls } from "../text/visible-controls.js";
 import type { SavedOutput } from "./output-store.js";
 
@@ -56,7 +57,59 @@ function notesFor(result: ExecResult, saved: readonly SavedOutput[]): string[] {
     notes.push(`Output was too long: the middle was cut where marked. ${where}`);
   }
   for (const notice of result.notices) notes.push(`Sandbox notice: ${notice}`);
+  notes.push(...egressNotes(result.egressDenied ?? []));
+  const background = backgroundNote(result.background ?? []);
+  if (background !== undefined) notes.push(background);
   return notes;
+}
+
+/** Background jobs named, at most this many; the rest are counted. */
+const MAX_BACKGROUND_NOTES = 5;
+
+/**
+ * One line naming what still runs in the background, so a server started three calls ago is not
+ * forgotten. "In this sandbox": another harness process sharing it may have started some of them.
+ */
+function backgroundNote(jobs: readonly BackgroundProcess[]): string | undefined {
+  if (jobs.length === 0) return undefined;
+  const shown = jobs
+    .slice(0, MAX_BACKGROUND_NOTES)
+    .map(({ command, ageSeconds }) => `\`${oneLine(command, 100)}\` (started ${ago(ageSeconds)})`);
+  const more = jobs.length - shown.length;
+  return `Still running in the background in this sandbox: ${shown.join(", ")}${more > 0 ? `, and ${more} more` : ""}.`;
+}
+
+function ago(seconds: number): string {
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`;
+  const days = Math.floor(seconds / 86_400);
+  return `${days} day${days === 1 ? "" : "s"} ago`;
+}
+
+/** Distinct refused hosts named, at most this many; a command trying a thousand gets one line more. */
+const MAX_EGRESS_NOTES = 5;
+
+/**
+ * One line per refused host (its first refusal's port and reason), so the model learns the host is
+ * closed instead of retrying it. Host and reason come from the sandbox's request: controls shown as escapes.
+ */
+function egressNotes(denied: readonly EgressDenial[]): string[] {
+  const byHost = new Map<string, EgressDenial>();
+  for (const denial of denied) if (!byHost.has(denial.host)) byHost.set(denial.host, denial);
+  const shown = [...byHost.values()].slice(0, MAX_EGRESS_NOTES);
+  const notes = shown.map(
+    ({ host, port, reason }) =>
+      `Network: the request to ${oneLine(host, 256)}:${port} was refused by harness's gateway: ${oneLine(reason, 500)}`,
+  );
+  const more = byHost.size - shown.length;
+  if (more > 0) notes.push(`Network: requests to ${more} more hosts were refused by harness's gateway too.`);
+  return notes;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = visibleControls(text.replace(/[\r\n]+/g, " "));
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }
 
 function savedWhere(saved: readonly SavedOutput[]): string {

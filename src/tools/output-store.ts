@@ -4,7 +4,7 @@
  * flooding its context. Bounded per stream and per run; nothing is written for short output.
  */
 
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
 
@@ -31,6 +31,17 @@ export interface OutputStoreOptions {
   maxBytesPerStream?: number;
   /** Most bytes saved over the whole run. Default 512 MiB. */
   maxBytesPerRun?: number;
+  /**
+   * A continued run (`run --continue`): the outputs already in `dir`, saved by the earlier runs of the
+   * same conversation, stay readable by their ids, and new ids follow the highest of them.
+   */
+  adoptExisting?: boolean;
+  /**
+   * Ids up to `out-<usedIds>` are taken (a continued conversation names them, even where their files
+   * were pruned since): new ids start above, so `read_output` never finds another output under an id
+   * the model already knows.
+   */
+  usedIds?: number;
 }
 
 interface StreamState {
@@ -49,7 +60,45 @@ export class OutputStore {
   private runBytes = 0;
   private count = 0;
 
-  constructor(private readonly options: OutputStoreOptions) {}
+  constructor(private readonly options: OutputStoreOptions) {
+    this.count = Math.max(0, options.usedIds ?? 0);
+    if (options.adoptExisting) this.adopt();
+  }
+
+  /**
+   * Registers `out-N.stdout` / `out-N.stderr` files already in the directory. How many bytes their
+   * command wrote is not known here: the earlier result told the model when a bound cut the file.
+   */
+  private adopt(): void {
+    let names: string[];
+    try {
+      names = readdirSync(this.options.dir);
+    } catch {
+      return; // No earlier outputs (or unreadable: as good as none).
+    }
+    for (const name of names) {
+      const match = /^(out-(\d+))\.(stdout|stderr)$/.exec(name);
+      if (match === null) continue;
+      const [, id = "", n = "", stream = "stdout"] = match;
+      // Any name taken counts: "wx" could not create it again.
+      this.count = Math.max(this.count, Number(n));
+      const path = join(this.options.dir, name);
+      try {
+        const stats = lstatSync(path);
+        // Only harness's own regular files: never a link someone put there.
+        if (!stats.isFile()) continue;
+        this.record({
+          id,
+          stream: stream as StreamName,
+          path,
+          savedBytes: stats.size,
+          totalBytes: stats.size,
+        });
+      } catch {
+        // Removed meanwhile: nothing to read.
+      }
+    }
+  }
 
   /** Starts capturing one command's output. */
   begin(): OutputCapture {

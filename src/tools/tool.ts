@@ -37,6 +37,8 @@ export interface ToolResult {
 
 /** What a tool gets besides its input. */
 export interface ToolContext {
+  /** The `tool_use` id of this call (network records made while it runs carry it). */
+  callId?: string;
   /** Aborted on Ctrl-C: the tool must stop its work (the bash tool kills the command). */
   signal?: AbortSignal;
   /** A running command's output as it arrives, for live display. Must not throw. */

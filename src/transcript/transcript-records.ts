@@ -16,7 +16,7 @@ interface RecordBase<Type extends string> {
   time: string;
 }
 
-/** A run began (one per run; an interactive session has several). */
+/** A run began (one per run; an interactive session has several, and so has a continued run). */
 export interface RunStartRecord extends RecordBase<"run_start"> {
   /** The user's task for this run. */
   task: string;
@@ -28,6 +28,25 @@ export interface RunStartRecord extends RecordBase<"run_start"> {
   limits: AgentLimits;
   /** The default per-command timeout, in ms (replay uses it for calls that set none). */
   commandTimeoutMs?: number;
+  /** The real host path of the workspace (for `harness runs`). */
+  workspace?: string;
+  /** Allowlist mode's settings (replay starts a gateway with the same allowlist); absent without one. */
+  egress?: RunStartEgress;
+  /**
+   * The harness process that wrote this run. A continued run (`--continue`, `--resume`) has its own,
+   * and the run id's pid names only the first: this one tells whether the transcript is still open.
+   */
+  pid?: number;
+}
+
+/** Allowlist mode as a run was given it. */
+export interface RunStartEgress {
+  /** The allow entries as given to the sandbox (`--allow-host`, and `--allow` presets resolved). */
+  allowHosts: string[];
+  /** `--allow-private` was given. */
+  allowPrivate: boolean;
+  /** Most bytes the run's connections could carry (`--egress-limit`). */
+  limitBytes: number;
 }
 
 /** A user text the loop sent: the task, or a nudge such as "continue in smaller steps". */
@@ -122,6 +141,37 @@ export interface NoticeRecord extends RecordBase<"notice"> {
   text: string;
 }
 
+/**
+ * Allowlist mode: one connection through the gateway (or one plain-HTTP request), written when it
+ * ended; a refusal at once. The sandbox's `EgressRecord`, with its opening time as `openedAt`.
+ */
+export interface EgressTranscriptRecord extends RecordBase<"egress"> {
+  /** When the connection was opened, ISO-8601 (`time` is when it ended and was written). */
+  openedAt: string;
+  /** The `tool_use` id of the command running when it was opened; absent between commands. */
+  callId?: string;
+  /** The host as the sandbox asked for it. */
+  host: string;
+  /** The port asked for. */
+  port: number;
+  /** "CONNECT" for an HTTPS tunnel, else the HTTP method of a forwarded plain-HTTP request. */
+  method: string;
+  /** Whether the gateway let it through. */
+  allowed: boolean;
+  /** Why it was refused, or why an allowed one ended early. */
+  reason?: string;
+  /** The address connected to (allowed connections only). */
+  address?: string;
+  /** HTTP status sent to the sandbox: 403 for a refusal, the origin's for plain HTTP. */
+  status?: number;
+  /** Bytes from the sandbox to the origin. */
+  bytesUp: number;
+  /** Bytes from the origin to the sandbox. */
+  bytesDown: number;
+  /** From open to close, in ms. */
+  durationMs: number;
+}
+
 /** A run ended. */
 export interface RunEndRecord extends RecordBase<"run_end"> {
   /** How it ended. */
@@ -144,6 +194,7 @@ export type TranscriptRecord =
   | ToolResultRecord
   | UsageRecord
   | NoticeRecord
+  | EgressTranscriptRecord
   | RunEndRecord;
 
 export type TranscriptRecordType = TranscriptRecord["type"];

@@ -3,6 +3,10 @@
  * or Ctrl-C keeps everything that happened up to it. It is an `AgentEvents` listener: combine it with
  * the terminal renderer via `combineEvents`. Its records are the types of transcript-records.ts, which
  * replay's reader reads by the same names.
+ *
+ * The file is only ever appended to, never truncated: a continued run (`run --continue`, `--resume`)
+ * writes its own run_start and records after the earlier runs', and read-conversation.ts rebuilds the
+ * conversation from all of them.
  */
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -20,8 +24,11 @@ export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToo
 export interface TranscriptOptions {
   /** Clock, for tests. */
   now?: () => Date;
-  /** More facts for the run_start record: the per-command timeout (replay uses it). */
-  runStart?: Pick<RunStartRecord, "commandTimeoutMs">;
+  /**
+   * More facts for every run_start record: the per-command timeout and allowlist mode (replay uses
+   * both), the workspace and the writing process (`harness runs`, `run --continue`).
+   */
+  runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid">;
 }
 
 export function createTranscript(path: string, options: TranscriptOptions = {}): Transcript {
@@ -85,6 +92,16 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
     },
     onTurnUsage: (usage, total) => write({ type: "usage", usage, total }),
     onNotice: (text) => write({ type: "notice", text }),
+    onEgress: ({ time, callId, reason, address, status, ...record }) =>
+      write({
+        type: "egress",
+        openedAt: time,
+        ...(callId === undefined ? {} : { callId }),
+        ...record,
+        ...(reason === undefined ? {} : { reason }),
+        ...(address === undefined ? {} : { address }),
+        ...(status === undefined ? {} : { status }),
+      }),
     onRunEnd: (result) =>
       write({
         type: "run_end",

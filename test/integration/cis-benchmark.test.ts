@@ -31,6 +31,7 @@ describe.skipIf(skipDocker)("CIS Docker Benchmark, container runtime (section 5)
       "5.22",
       "5.23",
       "5.25",
+      "5.26",
     ]) {
       expect(passed, id).toContain(id);
     }

@@ -14,6 +14,7 @@ import {
 import { connectDocker } from "../../src/sandbox/docker/docker-client.js";
 import { ensureSandboxImage } from "../../src/sandbox/docker/image.js";
 import { dockerAvailable, dockerRequired } from "./docker-available.js";
+import { ensureNetToolsImage } from "./egress/net-tools-image.js";
 
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   if (!(await dockerAvailable())) {
@@ -27,7 +28,13 @@ export default async function setup(): Promise<(() => Promise<void>) | undefined
     stdio: ["ignore", "ignore", "inherit"],
   });
   const docker = await connectDocker();
-  await ensureSandboxImage(docker, (line) => process.stderr.write(`[sandbox image] ${line}\n`));
+  const sandboxImage = await ensureSandboxImage(docker, (line) =>
+    process.stderr.write(`[sandbox image] ${line}\n`),
+  );
+  // The egress tests' image (npm, pip, curl on top): about two minutes the first time, then cached.
+  await ensureNetToolsImage(docker, sandboxImage, (line) =>
+    process.stderr.write(`[net-tools image] ${line}\n`),
+  );
   // Teardown: tests make a workspace (and so a container) per case and delete the workspace when
   // done; remove the containers left behind. A workspace that still exists belongs to a test still
   // running (another vitest process on the same engine): its container stays.

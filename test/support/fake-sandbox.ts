@@ -2,7 +2,14 @@
  * A `Sandbox` for unit tests: records every command and answers from a script. No Docker.
  * Anchor: mini-swe-agent `tests/agents/test_default.py` (deterministic model + local environment).
  */
-import type { ExecOptions, ExecResult, Sandbox, SandboxDescription } from "../../src/sandbox/sandbox.js";
+import type {
+  EgressMonitor,
+  EgressRecord,
+  ExecOptions,
+  ExecResult,
+  Sandbox,
+  SandboxDescription,
+} from "../../src/sandbox/sandbox.js";
 
 /** A whole `ExecResult` from a few fields; `failed` and the byte counts follow from the rest unless given. */
 export function makeExecResult(partial: Partial<ExecResult> = {}): ExecResult {
@@ -51,13 +58,19 @@ export class FakeSandbox implements Sandbox {
   stopped = false;
   readonly #steps: ExecStep[] | ExecHandler;
 
-  /** `steps` answer the commands in order (an empty success once they run out), or one handler answers all. */
   /** A fake never copies a workspace. */
   readonly copy = undefined;
+  /** Allowlist mode's monitor when one was given (the description's network is then "allowlist"). */
+  readonly egress: EgressMonitor | undefined;
 
-  constructor(steps: ExecStep[] | ExecHandler = [], options: { workdir?: string } = {}) {
+  /** `steps` answer the commands in order (an empty success once they run out), or one handler answers all. */
+  constructor(
+    steps: ExecStep[] | ExecHandler = [],
+    options: { workdir?: string; egress?: EgressMonitor } = {},
+  ) {
     this.#steps = Array.isArray(steps) ? [...steps] : steps;
     this.workdir = options.workdir ?? "/workspace";
+    this.egress = options.egress;
   }
 
   get description(): SandboxDescription {
@@ -68,7 +81,7 @@ export class FakeSandbox implements Sandbox {
       workdir: this.workdir,
       image: "fake",
       user: "1000:1000",
-      network: "none",
+      network: this.egress === undefined ? "none" : "allowlist",
       runtime: undefined,
       limits: { memoryBytes: 2 * 1024 ** 3, cpus: 2, pidsLimit: 512 },
       readOnlyPaths: [],
@@ -108,6 +121,47 @@ export class FakeSandbox implements Sandbox {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
+  }
+}
+
+/** An `EgressMonitor` whose records the test emits by hand, as the gateway would when a connection ends. */
+export class FakeEgressMonitor implements EgressMonitor {
+  readonly allowHosts: readonly string[];
+  readonly allowPrivate: boolean;
+  readonly limitBytes: number;
+  readonly #listeners = new Set<(record: EgressRecord) => void>();
+
+  constructor(options: { allowHosts?: readonly string[]; allowPrivate?: boolean; limitBytes?: number } = {}) {
+    this.allowHosts = options.allowHosts ?? ["example.com:443", "example.com:80"];
+    this.allowPrivate = options.allowPrivate ?? false;
+    this.limitBytes = options.limitBytes ?? 2 * 1024 ** 3;
+  }
+
+  /** How many listeners are subscribed now. */
+  get listenerCount(): number {
+    return this.#listeners.size;
+  }
+
+  subscribe(listener: (record: EgressRecord) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Hands `record` (defaults filled in: an allowed CONNECT to example.com:443) to every listener. */
+  emit(record: Partial<EgressRecord> = {}): EgressRecord {
+    const whole: EgressRecord = {
+      time: "2026-11-30T10:00:00.000Z",
+      host: "example.com",
+      port: 443,
+      method: "CONNECT",
+      allowed: true,
+      bytesUp: 100,
+      bytesDown: 1000,
+      durationMs: 20,
+      ...record,
+    };
+    for (const listener of this.#listeners) listener(whole);
+    return whole;
   }
 }
 

@@ -1,5 +1,6 @@
 /** What `DockerSandbox.open` takes, and how it becomes the container's settings. */
 import type Docker from "dockerode";
+import { ConfigError } from "../../errors.js";
 import { SANDBOX_DEFAULTS, type SandboxRequest } from "../sandbox-request.js";
 import type { SandboxSettings } from "./container-spec.js";
 
@@ -18,12 +19,21 @@ export interface DockerSandboxOptions extends SandboxRequest {
   onProgress?: ((line: string) => void) | undefined;
   /** An engine client; default: DOCKER_HOST or the local socket. */
   docker?: Docker | undefined;
+  /**
+   * Allowlist mode: how the gateway resolves an allowed name (default: the host's resolver). Tests
+   * map documentation names to loopback with it. Contract: rejects for a name it cannot resolve.
+   */
+  egressLookup?: ((hostname: string) => Promise<Array<{ address: string; family: number }>>) | undefined;
+  /** Allowlist mode's gateway bounds; defaults in SANDBOX_DEFAULTS (tests shorten them). */
+  egressIdleMs?: number | undefined;
+  egressMaxConnectionMs?: number | undefined;
+  egressMaxConnections?: number | undefined;
 }
 
 /** The settings `open` resolved itself: never taken from the caller as is. */
 export type ResolvedParts = Pick<
   SandboxSettings,
-  "image" | "workspace" | "user" | "isolation" | "protectedMounts"
+  "image" | "workspace" | "user" | "isolation" | "protectedMounts" | "egressSocketDir"
 >;
 
 /** Every limit the caller left out gets its default (SANDBOX_DEFAULTS). */
@@ -40,4 +50,17 @@ export function resolveSettings(options: DockerSandboxOptions, parts: ResolvedPa
     homeSizeMiB: options.homeSizeMiB ?? d.homeSizeMiB,
     runtime: options.runtime,
   };
+}
+
+/**
+ * Refuses allowlist mode (`egress`) with a network other than "none", in one line: the gateway is
+ * only a boundary when the container has no other way out.
+ */
+export function checkEgressNetwork(options: DockerSandboxOptions): void {
+  const network = options.network ?? SANDBOX_DEFAULTS.network;
+  if (options.egress !== undefined && network !== "none") {
+    throw new ConfigError(
+      `--allow-host/--allow need --network none (the default): with --network ${network} the sandbox could reach any host around the allowlist`,
+    );
+  }
 }

@@ -8,13 +8,22 @@ import type Docker from "dockerode";
 import { SandboxError } from "../../errors.js";
 import { CopyIsolation } from "../copy/copy-isolation.js";
 import { resolveWorkspace } from "../host/workspace.js";
-import type { CopiedWorkspace, ExecOptions, ExecResult, Sandbox, SandboxDescription } from "../sandbox.js";
+import type {
+  CopiedWorkspace,
+  EgressMonitor,
+  ExecOptions,
+  ExecResult,
+  Sandbox,
+  SandboxDescription,
+} from "../sandbox.js";
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { BindIsolation } from "./bind-isolation.js";
 import { type AcquireResult, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
 import { containerCreateOptions, type SandboxSettings } from "./container-spec.js";
 import { connectDocker } from "./docker-client.js";
-import { type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
+import { checkEgressNetwork, type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
+import { RelayStartError } from "./egress-relay.js";
+import { EgressSession } from "./egress-session.js";
 import { type ExecOutcome, runDockerExec } from "./exec/docker-exec.js";
 import { runSimpleExec } from "./exec/exec-helper.js";
 import { neverStarted, toExecResult } from "./exec/exec-outcome.js";
@@ -45,6 +54,8 @@ export class DockerSandbox implements Sandbox {
     private readonly isolation: Isolation,
     /** How the container was obtained: "reused", "started" or "created". */
     readonly acquired: AcquireResult["acquired"],
+    /** Allowlist mode's gateway and relay; undefined without one. */
+    private readonly egressSession: EgressSession | undefined,
   ) {
     this.workdir = settings.workdir;
     this.cwd = settings.workdir;
@@ -68,7 +79,7 @@ export class DockerSandbox implements Sandbox {
       workdir: s.workdir,
       image: s.image,
       user: s.user,
-      network: s.network,
+      network: this.egressSession ? "allowlist" : s.network,
       runtime: s.runtime,
       limits: { memoryBytes: s.memoryBytes, cpus: s.cpus, pidsLimit: s.pidsLimit },
       readOnlyPaths: this.isolation.protectedMounts.filter((m) => m.readOnly).map((m) => m.path),
@@ -79,7 +90,12 @@ export class DockerSandbox implements Sandbox {
     return this.isolation.copy;
   }
 
+  get egress(): EgressMonitor | undefined {
+    return this.egressSession?.monitor;
+  }
+
   static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
+    checkEgressNetwork(options);
     const { path: workspace, owner } = await resolveWorkspace(options.workspace);
     // Canonical "uid:gid", never root in any spelling: this is the only user string Docker gets.
     const user = resolveSandboxUser(workspace, owner, options.user);
@@ -103,33 +119,96 @@ export class DockerSandbox implements Sandbox {
           cause: error,
         });
       });
-    const settings = resolveSettings(options, {
-      image,
-      workspace,
-      user,
-      isolation: isolation.kind,
-      protectedMounts: isolation.protectedMounts,
-    });
-    const base = containerCreateOptions(settings);
-    const createOptions = { ...base, Labels: isolation.labels(base, imageId) };
-    const { container, acquired } = await isolation.acquire(createOptions);
-    log("container %s %s for %s", container.id.slice(0, 12), acquired, workspace);
+    // The gateway first: its socket directory must exist before the container mounts it.
+    const egress = options.egress
+      ? await EgressSession.start(options.egress, options, workspace, isolation.kind, user)
+      : undefined;
+    let sandbox: DockerSandbox;
     try {
-      // A running container that was reused already served commands; only new or restarted ones wait.
-      if (acquired !== "reused") {
-        await isolation.verifyStarted();
-        await waitUntilReady(container, user);
+      const settings = resolveSettings(options, {
+        image,
+        workspace,
+        user,
+        isolation: isolation.kind,
+        protectedMounts: isolation.protectedMounts,
+        egressSocketDir: egress?.socketDir,
+      });
+      const base = containerCreateOptions(settings);
+      const createOptions = { ...base, Labels: isolation.labels(base, imageId) };
+      const { container, acquired } = await isolation.acquire(createOptions);
+      log("container %s %s for %s", container.id.slice(0, 12), acquired, workspace);
+      try {
+        // A running container that was reused already served commands; only new or restarted ones wait.
+        if (acquired !== "reused") {
+          await isolation.verifyStarted();
+          await waitUntilReady(container, user);
+        }
+        await isolation.begin();
+      } catch (error) {
+        await removeContainer(container).catch(() => {});
+        throw error;
       }
-      await isolation.begin();
+      sandbox = new DockerSandbox(container, createOptions, settings, options, isolation, acquired, egress);
     } catch (error) {
-      await removeContainer(container).catch(() => {});
+      await egress?.close().catch(() => {});
       throw error;
     }
-    return new DockerSandbox(container, createOptions, settings, options, isolation, acquired);
+    if (egress) await sandbox.startRelay();
+    return sandbox;
+  }
+
+  /**
+   * Allowlist mode, at open: the relay. A long-lived container that does not see the gateway's
+   * socket mounted its directory before that directory was replaced (removed as stale, made again):
+   * a restart mounts it afresh. Any failure ends the run as `stop` does, and is rethrown.
+   */
+  private async startRelay(): Promise<void> {
+    try {
+      try {
+        await this.egressSession?.startRelay(this.container);
+      } catch (error) {
+        if (!(error instanceof RelayStartError && error.socketMissing)) throw error;
+        await this.recover("the sandbox did not see harness's network gateway");
+      }
+    } catch (error) {
+      await this.stop().catch((stopError: unknown) => log("stop after a failed open: %s", stopError));
+      throw error;
+    }
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     const notices: string[] = [];
+    const egress = this.egressSession;
+    const relayError = egress ? await this.checkRelay(egress, notices) : undefined;
+    const tag = egress?.beginCall(options.callId);
+    try {
+      const result = await this.execAttempts(command, options, notices);
+      // A recovery during the call started a relay after all: then the command had the network.
+      if (relayError !== undefined && egress?.relayPort === undefined) {
+        notices.push(
+          `the sandbox's network relay could not be started again (${relayError}): this command had no network`,
+        );
+      }
+      // A copy: a refusal decided after the command ended (a slow lookup) must not change a returned result.
+      return tag ? { ...result, egressDenied: [...tag.denied] } : result;
+    } finally {
+      egress?.endCall();
+    }
+  }
+
+  /** Allowlist mode: the relay runs before the command does; returns why not when it cannot. */
+  private async checkRelay(egress: EgressSession, notices: string[]): Promise<string | undefined> {
+    try {
+      const notice = await egress.ensureRelay(this.container);
+      if (notice !== undefined) notices.push(notice);
+      return undefined;
+    } catch (error) {
+      log("restarting the relay failed: %s", (error as Error).message);
+      return (error as Error).message;
+    }
+  }
+
+  private async execAttempts(command: string, options: ExecOptions, notices: string[]): Promise<ExecResult> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? SANDBOX_DEFAULTS.timeoutMs;
     let attempt = await this.tryExec(command, options, timeoutMs);
     if (attempt === "not-started") {
@@ -180,6 +259,7 @@ export class DockerSandbox implements Sandbox {
         headBytes: this.options.outputHeadBytes ?? SANDBOX_DEFAULTS.outputHeadBytes,
         tailBytes: this.options.outputTailBytes ?? SANDBOX_DEFAULTS.outputTailBytes,
         killGraceSeconds: this.options.killGraceSeconds ?? SANDBOX_DEFAULTS.killGraceSeconds,
+        env: this.egressSession?.env(),
       });
     } catch (error) {
       log("exec failed to start: %s", (error as Error).message);
@@ -214,6 +294,8 @@ export class DockerSandbox implements Sandbox {
       throw error;
     }
     await waitUntilReady(this.container, this.settings.user);
+    // The restart ended the relay with every other process.
+    await this.egressSession?.startRelay(this.container);
     this.fresh = true;
     this.options.onProgress?.(`sandbox ${action}: ${why}`);
     return `${why}; the sandbox container was ${action}, so every process in it was stopped and the working directory is back to ${this.workdir}.`;
@@ -221,17 +303,25 @@ export class DockerSandbox implements Sandbox {
 
   /** An interactive TTY shell in the workspace, as the sandbox user; resolves with its exit code. */
   async shell(io: ShellIo): Promise<number> {
-    return runInteractiveShell(this.container, this.settings.user, this.workdir, io);
+    const egress = this.egressSession;
+    if (egress) await egress.ensureRelay(this.container);
+    return runInteractiveShell(this.container, this.settings.user, this.workdir, io, egress?.env());
   }
 
   /**
    * Ends the run, once: bind isolation ends every process the run left and checks the workspace;
-   * copy isolation (and `removeOnStop`) removes the container.
+   * copy isolation (and `removeOnStop`) removes the container. In allowlist mode the relay goes
+   * first (so it is not counted as a leftover) and the gateway last.
    */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await this.isolation.end(this.container);
+    try {
+      await this.egressSession?.closeRelay();
+      await this.isolation.end(this.container);
+    } finally {
+      await this.egressSession?.close();
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -23,19 +23,23 @@ for d in /etc/terminfo /lib/terminfo /usr/share/terminfo /usr/lib/terminfo; do
 done
 if command -v bash >/dev/null 2>&1; then exec bash --norc -i; else exec sh -i; fi`;
 
-/** Runs the shell until it exits; resolves with its exit code. */
+/**
+ * Runs the shell until it exits; resolves with its exit code. `env`: `KEY=value` entries added to its
+ * environment (allowlist mode's proxy variables).
+ */
 export async function runInteractiveShell(
   container: Docker.Container,
   user: string,
   workdir: string,
   io: ShellIo,
+  env: readonly string[] = [],
 ): Promise<number> {
   const exec = await container.exec({
     Cmd: ["/bin/sh", "-c", SHELL_SCRIPT, "sh", workdir],
     User: user,
     WorkingDir: workdir,
     // The sandbox uid has no passwd entry; a fixed prompt avoids bash's "I have no name!".
-    Env: ["TERM=xterm-256color", "PS1=sandbox:\\w\\$ ", "INPUTRC=/etc/inputrc"],
+    Env: [...env, "TERM=xterm-256color", "PS1=sandbox:\\w\\$ ", "INPUTRC=/etc/inputrc"],
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,

@@ -43,9 +43,27 @@ function loadServices(env: Record<string, string>): Record<string, Service> {
 }
 
 function seconds(duration: unknown): number {
-  const match = /^(\d+)s$/.exec(String(duration));
+  const match = /^(\d+)(s|m)$/.exec(String(duration));
   if (!match) throw new Error(`unsupported duration '${String(duration)}'`);
-  return Number(match[1]);
+  return Number(match[1]) * (match[2] === "m" ? 60 : 1);
+}
+
+/** Compose's `healthcheck:` as the create request's `Healthcheck` (durations in nanoseconds). */
+function healthcheck(value: Record<string, unknown>): Docker.HealthConfig {
+  const config: Docker.HealthConfig = {};
+  const keys: Record<string, (value: never) => void> = {
+    test: (v: string[]) => (config.Test = v),
+    interval: (v: string) => (config.Interval = seconds(v) * 1e9),
+    timeout: (v: string) => (config.Timeout = seconds(v) * 1e9),
+    retries: (v: number) => (config.Retries = v),
+  };
+  for (const [key, v] of Object.entries(value)) {
+    const apply = keys[key];
+    if (apply === undefined)
+      throw new Error(`docker-compose.yml: healthcheck key '${key}' is not checked here`);
+    apply(v as never);
+  }
+  return config;
 }
 
 /** What Docker is asked for when compose creates the service. Throws on a key it does not know. */
@@ -63,6 +81,7 @@ function toCreateOptions(service: Service): Docker.ContainerCreateOptions {
     tty: (v: boolean) => (options.Tty = v),
     stdin_open: (v: boolean) => (options.OpenStdin = v),
     stop_grace_period: (v: string) => (options.StopTimeout = seconds(v)),
+    healthcheck: (v: Record<string, unknown>) => (options.Healthcheck = healthcheck(v)),
     volumes: (v: Array<Record<string, unknown>>) =>
       (host.Mounts = v.map((m) => ({
         Type: m["type"] as "bind",
@@ -136,13 +155,16 @@ describe("docker-compose.yml", () => {
   });
 
   it("keeps the API key in the harness service and mounts the workspace at its host path", () => {
-    const { sandbox, harness } = loadServices({ PWD: "/home/dev/app" });
+    const { sandbox, harness } = loadServices({ PWD: "/home/dev/app", HOME: "/home/dev" });
     expect(JSON.stringify(sandbox)).not.toMatch(/ANTHROPIC|env_file|docker\.sock/);
     expect(harness?.["env_file"]).toEqual([{ path: ".env", required: false }]);
     expect(harness?.["volumes"]).toEqual([
       "/var/run/docker.sock:/var/run/docker.sock",
       "/home/dev/app:/home/dev/app",
+      // The egress gateway's socket directory is under XDG_STATE_HOME: same path on both sides.
+      "/home/dev/.local/state/harness:/home/dev/.local/state/harness",
     ]);
+    expect(harness?.["environment"]).toMatchObject({ XDG_STATE_HOME: "/home/dev/.local/state" });
     expect(harness?.["working_dir"]).toBe("/home/dev/app");
     const explicit = loadServices({ PWD: "/elsewhere", HARNESS_WORKSPACE: "/srv/p" })["harness"];
     expect(explicit?.["volumes"]).toContain("/srv/p:/srv/p");

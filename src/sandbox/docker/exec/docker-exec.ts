@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import createDebug from "debug";
 import type Docker from "dockerode";
+import { type BackgroundProcess, listBackgroundProcesses } from "./background-processes.js";
 import type { StreamName } from "./demux.js";
 import { connectionLost, watchCompletion } from "./exec-completion.js";
 import { readCommandEnd } from "./exec-end-report.js";
@@ -36,6 +37,8 @@ export interface ExecRequest {
   killGraceSeconds: number;
   /** How long creating and starting the exec may take. Default 30 s. */
   startDeadlineMs?: number;
+  /** `KEY=value` entries added to the command's environment (allowlist mode's proxy variables). */
+  env?: readonly string[] | undefined;
 }
 
 export interface ExecOutcome {
@@ -55,6 +58,10 @@ export interface ExecOutcome {
   survivors: string[];
   /** The wrapper never reported: its process was killed from outside (e.g. `kill -9 -1`). */
   wrapperLost: boolean;
+  /** How many processes the wrapper's end marker says still run in the background (0 without a marker). */
+  backgroundCount: number;
+  /** Those jobs as the engine lists them (`docker top`), asked only when the count is nonzero. */
+  background: BackgroundProcess[];
   durationMs: number;
 }
 
@@ -108,6 +115,9 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
 
   const end = await readCommandEnd(output.endReport, exec);
   log("exec %s finished by %s exit=%s", exec.id, reason, end.exitCode);
+  const durationMs = Math.round(performance.now() - started);
+  // The count is the command's to fake; it only decides whether to look (30-100 ms), not what is listed.
+  const background = end.backgroundCount > 0 ? await listBackgroundProcesses(container) : [];
   return {
     stdout: output.stdout,
     stderr: output.stderr,
@@ -116,7 +126,8 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
     canceled,
     killFailed: kill.failed,
     survivors: kill.survivors,
-    durationMs: Math.round(performance.now() - started),
+    background,
+    durationMs,
   };
 }
 
@@ -124,7 +135,8 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
 function wrapperExec(req: ExecRequest, nonce: string): Docker.ExecCreateOptions {
   return {
     Cmd: ["/bin/sh", "-c", WRAPPER_SCRIPT, "harness-exec", nonce, req.workdir, req.command, req.startDir],
-    Env: [`${EXEC_TAG_VAR}=${nonce}`],
+    // The tag last: nothing passed in can replace it.
+    Env: [...(req.env ?? []), `${EXEC_TAG_VAR}=${nonce}`],
     User: req.user,
     WorkingDir: req.workdir,
     AttachStdin: false,

@@ -1,6 +1,6 @@
 /**
  * How the command ended, as the caller gets it. The wrapper's stdout marker reports
- * "exit code:OOM kills:cwd"; when it never came (the wrapper was killed from outside, or the kill
+ * "exit code:OOM kills:background count:cwd"; when it never came (the wrapper was killed from outside, or the kill
  * got there first) only ExecInspect's exit code is left, and nothing about OOM kills or the cwd.
  */
 import type Docker from "dockerode";
@@ -12,6 +12,12 @@ export interface CommandEnd {
   oomKills: number;
   /** The cwd the command left behind, when the wrapper lived to report it. */
   endCwd: string | undefined;
+  /**
+   * Processes the wrapper saw still running in the background after the command (0 when it never
+   * reported). The command can print a marker of its own, so this only decides whether the host
+   * looks (`docker top`); what is listed comes from that look alone.
+   */
+  backgroundCount: number;
   /** The wrapper never reported. */
   wrapperLost: boolean;
 }
@@ -23,13 +29,20 @@ export async function readCommandEnd(report: string | undefined, exec: Docker.Ex
       .inspect()
       .then((info) => info.ExitCode ?? undefined)
       .catch(() => undefined);
-    return { exitCode: validCode(exitCode), oomKills: 0, endCwd: undefined, wrapperLost: true };
+    return {
+      exitCode: validCode(exitCode),
+      oomKills: 0,
+      endCwd: undefined,
+      backgroundCount: 0,
+      wrapperLost: true,
+    };
   }
-  const [rc = "", oom = "0", ...cwdParts] = report.split(":");
+  const [rc = "", oom = "0", background = "0", ...cwdParts] = report.split(":");
   return {
     exitCode: validCode(Number.parseInt(rc, 10)),
     oomKills: Number.parseInt(oom, 10) || 0,
     endCwd: plausibleCwd(cwdParts.join(":")),
+    backgroundCount: Number.parseInt(background, 10) || 0,
     wrapperLost: false,
   };
 }

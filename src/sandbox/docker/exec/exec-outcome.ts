@@ -47,6 +47,7 @@ export function toExecResult(command: string, o: ExecOutcome, context: ResultCon
     cwd: context.cwd,
     shortMessage,
     notices,
+    ...(o.background.length > 0 ? { background: o.background } : {}),
   };
 }
 

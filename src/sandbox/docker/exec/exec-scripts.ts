@@ -42,11 +42,18 @@ export const INIT_SCRIPT = `trap '' TERM INT HUP QUIT; while :; do ${INIT_CHILD}
  *   workspace, then /.
  * - the command runs in bash when there is one (the tool is called bash), else sh.
  * - afterwards one marker line goes to stdout and one to stderr, carrying exit code, OOM kills seen
- *   by the container's memory cgroup during the command, and the new cwd. After the command it only
- *   uses builtins, so a full pid table cannot stop it reporting (a fork that failed before the
- *   command ran exits 2 without markers, as `neverStarted` expects). Its own pid is the session
- *   and process group of the whole command (runc makes each exec a session leader), so the killer
- *   can signal the group.
+ *   by the container's memory cgroup during the command, the background count (below), and the new
+ *   cwd. After the command it only uses builtins, so a full pid table cannot stop it reporting (a
+ *   fork that failed before the command ran exits 2 without markers, as `neverStarted` expects). Its
+ *   own pid is the session and process group of the whole command (runc makes each exec a session
+ *   leader), so the killer can signal the group.
+ * - the background count: how many processes PID 1 has adopted besides its own `sleep`, i.e. jobs
+ *   this command or an earlier one left running when the process that started them ended (`nohup
+ *   server &`, `setsid` or not). An exec's first process has its parent outside the container, so
+ *   this wrapper, harness's helpers, the allowlist relay and Docker's health check are never
+ *   adopted. One `read` of /proc/1/task/1/children costs ~50 µs; a kernel without that file
+ *   (no CONFIG_PROC_CHILDREN, gVisor) gets a scan of /proc/N/stat (~0.5 ms per process: `read` takes
+ *   a byte per syscall). Only a nonzero count makes the host ask `docker top` (background-processes.ts).
  * It reads no file the sandbox user can write: a planted fifo or link can only hang the call that
  * planted it (until its timeout), never a later one.
  */
@@ -72,8 +79,19 @@ case $end in /*) ;; *) end= ;; esac
 case $end in *"$nl"*) end= ;; esac
 [ \${#end} -le 4096 ] || end=
 oom
+bg=0
+if [ -r /proc/1/task/1/children ]; then
+  # One line of pids without a newline: read "fails" at end of file but has read it.
+  read -r kids < /proc/1/task/1/children; set -- $kids; [ $# -gt 1 ] && bg=$(($# - 1))
+else
+  for d in /proc/[0-9]*; do
+    { read -r st < "$d/stat"; } 2>/dev/null || continue
+    set -- \${st##*) }
+    [ "$2" = 1 ] && [ "$4" != 1 ] && [ "$1" != Z ] && bg=$((bg + 1))
+  done
+fi
 printf '${MARKER_LEAD}%s:%s\\n' "$id" >&2
-printf '${MARKER_LEAD}%s:%s:%s:%s\\n' "$id" "$rc" "$((OOM - before))" "$end"
+printf '${MARKER_LEAD}%s:%s:%s:%s:%s\\n' "$id" "$rc" "$((OOM - before))" "$bg" "$end"
 `;
 
 /**
@@ -123,16 +141,34 @@ targets; echo "left:$T"
 `;
 
 /**
- * Exits 0 when the container can still run commands: a process can be forked and the pid limit is
- * not (nearly) exhausted. Only builtins until the fork, so it works in a crowded container.
+ * Exits `code` when the pid limit is (nearly) exhausted: a command could not start a process. Shell
+ * builtins only (`read`, `[`, arithmetic), so checking costs no pid and works in a crowded container.
  */
-export const HEALTH_SCRIPT = `
+function pidsHeadroom(code: number): string {
+  return `
 for d in /sys/fs/cgroup/pids /sys/fs/cgroup; do
   if [ -r "$d/pids.current" ] && [ -r "$d/pids.max" ]; then
     read -r c < "$d/pids.current"; read -r m < "$d/pids.max"
-    [ "$m" = max ] || [ "$((m - c))" -gt 8 ] || exit 3
+    [ "$m" = max ] || [ "$((m - c))" -gt 8 ] || exit ${code}
     break
   fi
-done
+done`;
+}
+
+/**
+ * Exits 0 when the container can still run commands: a process can be forked and the pid limit is
+ * not (nearly) exhausted. Only builtins until the fork, so it works in a crowded container.
+ */
+export const HEALTH_SCRIPT = `${pidsHeadroom(3)}
 true & wait $!
+`;
+
+/**
+ * Docker's own health check of the container (container-spec.ts): that the engine can still start a
+ * process in it (the probe is one) and that the pid limit leaves commands room to run. Builtins
+ * only, so the probe is a single short-lived `sh`: it forks nothing, and `exit 1` is Docker's
+ * "unhealthy".
+ */
+export const CONTAINER_HEALTH_SCRIPT = `${pidsHeadroom(1)}
+exit 0
 `;

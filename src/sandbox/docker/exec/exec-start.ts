@@ -12,7 +12,10 @@ export interface StartedExec {
   stream: Duplex;
 }
 
-/** Creates and starts an exec; rejects when either step is not answered within `deadlineMs`. */
+/**
+ * Creates and starts an exec; rejects when either step is not answered within `deadlineMs`. With
+ * `AttachStdin` the stream also carries the exec's stdin (ending it closes the process's stdin).
+ */
 export async function startExec(
   container: Docker.Container,
   options: Docker.ExecCreateOptions,
@@ -21,7 +24,7 @@ export async function startExec(
 ): Promise<StartedExec> {
   const exec = await withDeadline(container.exec(options), deadlineMs, `creating ${what}`);
   const stream: Duplex = await withDeadline(
-    exec.start({ hijack: true, stdin: false }),
+    exec.start({ hijack: true, stdin: options.AttachStdin === true }),
     deadlineMs,
     `starting ${what}`,
   );

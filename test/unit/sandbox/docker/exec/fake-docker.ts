@@ -62,8 +62,9 @@ export class FakeRun {
     return frame(2, `${MARKER_LEAD}${this.nonce}:\n`);
   }
 
-  stdoutMarker(exitCode: number, cwd: string, oomKills = 0): Buffer {
-    return frame(1, `${MARKER_LEAD}${this.nonce}:${exitCode}:${oomKills}:${cwd}\n`);
+  /** "exit code:OOM kills:background count:cwd", as the wrapper prints it. */
+  stdoutMarker(exitCode: number, cwd: string, oomKills = 0, background = 0): Buffer {
+    return frame(1, `${MARKER_LEAD}${this.nonce}:${exitCode}:${oomKills}:${background}:${cwd}\n`);
   }
 
   finish(exitCode: number): void {

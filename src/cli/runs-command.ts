@@ -1,0 +1,185 @@
+/** `harness runs`, `runs show ID`, `runs rm ID…`, `runs prune`: the past runs in the state directory. */
+import { existsSync, rmSync } from "node:fs";
+import { ConfigError, HarnessError } from "../errors.js";
+import { planPrune, pruneRuns, type RetentionLimits, retentionLimitsFromEnv } from "../runs/retention.js";
+import { isRunActive } from "../runs/run-activity.js";
+import { findRun, listRuns } from "../runs/run-catalog.js";
+import { describeFsError, type RunFiles, scanRunsDir } from "../runs/run-files.js";
+import { formatRun } from "../runs/run-show.js";
+import { formatBytes, formatRunTable, runToJson } from "../runs/run-table.js";
+import { runsDir } from "../runs/state-paths.js";
+import { EXIT } from "./exit-codes.js";
+
+/** Where the commands write and what they read; tests pass their own. */
+export interface RunsIo {
+  /** Writes to stdout. */
+  stdout(text: string): void;
+  /** Writes to stderr. */
+  stderr(text: string): void;
+  /** stdout's width when it is a terminal. */
+  columns?: number;
+  /** Env: XDG_STATE_HOME, HARNESS_RUNS_*, HARNESS_PRICE_*. */
+  env: NodeJS.ProcessEnv;
+  /** Now, ms since the epoch. */
+  now?: () => number;
+  /** True once stdout's reader went away (`| head`): stop writing. */
+  stdoutGone?: () => boolean;
+}
+
+/** `harness runs [--output-format json]`. */
+export async function runsListCommand(
+  flags: { outputFormat?: string },
+  io: RunsIo = processIo(),
+): Promise<number> {
+  const format = flags.outputFormat ?? "text";
+  if (format !== "text" && format !== "json")
+    throw new ConfigError(`--output-format must be text or json, got '${format}'`);
+  const dir = runsDir(io.env);
+  const now = io.now?.() ?? Date.now();
+  const runs = listRuns(dir, { env: io.env, now });
+  if (format === "json") {
+    io.stdout(`${JSON.stringify(runs.map(runToJson), null, 2)}\n`);
+    return EXIT.ok;
+  }
+  if (runs.length === 0) {
+    io.stdout(`no runs in ${dir}\n`);
+    return EXIT.ok;
+  }
+  const table = formatRunTable(runs, { now, ...(io.columns === undefined ? {} : { columns: io.columns }) });
+  io.stdout(`${table.join("\n")}\n`);
+  const bytes = runs.reduce((sum, run) => sum + run.transcriptBytes + run.outputsBytes, 0);
+  io.stdout(
+    `${runs.length} run${runs.length === 1 ? "" : "s"}, ${formatBytes(bytes)} in ${dir} (${describeLimits(io.env)})\n`,
+  );
+  return EXIT.ok;
+}
+
+/** `harness runs show ID`: ID is a run id, a unique prefix of one, or a transcript's path. */
+export async function runsShowCommand(id: string, io: RunsIo = processIo()): Promise<number> {
+  const dir = runsDir(io.env);
+  let path: string;
+  const header: string[] = [];
+  if ((id.includes("/") || id.endsWith(".jsonl")) && existsSync(id)) {
+    path = id;
+    header.push(`transcript ${path}`);
+  } else {
+    const run = findRun(scanOrThrow(dir), id);
+    if (run.transcriptPath === undefined)
+      throw new ConfigError(
+        `run ${run.id} has no transcript (only saved outputs in ${run.outputsPath ?? dir})`,
+      );
+    path = run.transcriptPath;
+    header.push(`run        ${run.id}`, `transcript ${path} (${formatBytes(run.transcriptBytes)})`);
+    if (run.outputsPath !== undefined)
+      header.push(`outputs    ${run.outputsPath} (${formatBytes(run.outputsBytes)})`);
+  }
+  io.stdout(`${header.join("\n")}\n`);
+  try {
+    for await (const line of formatRun(path, { env: io.env })) {
+      if (io.stdoutGone?.()) return EXIT.brokenPipe;
+      io.stdout(`${line}\n`);
+    }
+  } catch (error) {
+    throw new HarnessError(`cannot read transcript '${path}': ${describeFsError(error)}`);
+  }
+  return EXIT.ok;
+}
+
+/** `harness runs rm ID…`: removes runs (transcript and saved outputs); refuses one that may be running. */
+export async function runsRmCommand(ids: readonly string[], io: RunsIo = processIo()): Promise<number> {
+  const dir = runsDir(io.env);
+  const runs = scanOrThrow(dir);
+  const now = io.now?.() ?? Date.now();
+  // Every id is resolved before anything is removed: one typo removes nothing.
+  const chosen = [...new Map(ids.map((id) => findRun(runs, id)).map((run) => [run.id, run])).values()];
+  for (const run of chosen) {
+    if (isRunActive(run.id, run.modifiedMs, { now }))
+      throw new ConfigError(
+        `run ${run.id} may still be running (its process is alive or it was written in the last minute); not removed`,
+      );
+  }
+  for (const run of chosen) {
+    try {
+      for (const path of [run.outputsPath, run.transcriptPath])
+        if (path !== undefined) rmSync(path, { recursive: true, force: true });
+    } catch (error) {
+      throw new HarnessError(`could not remove run ${run.id}: ${describeFsError(error)}`);
+    }
+    io.stdout(`removed ${run.id} (${formatBytes(run.transcriptBytes + run.outputsBytes)})\n`);
+  }
+  return EXIT.ok;
+}
+
+/** `harness runs prune [--dry-run]`: applies the retention limits now. */
+export async function runsPruneCommand(
+  flags: { dryRun?: boolean },
+  io: RunsIo = processIo(),
+): Promise<number> {
+  const dir = runsDir(io.env);
+  const limits = retentionLimitsFromEnv(io.env);
+  const now = io.now?.() ?? Date.now();
+  if (flags.dryRun) {
+    const plan = planPrune(scanOrThrow(dir), limits, { now });
+    for (const action of plan.actions)
+      io.stdout(
+        `would remove ${describeAction(action.what)} ${action.id} (${action.reason}, ${formatBytes(action.bytes)})\n`,
+      );
+    const freed = plan.actions.reduce((sum, action) => sum + action.bytes, 0);
+    io.stdout(
+      `${formatBytes(plan.bytes)} in ${dir}; would free ${formatBytes(freed)} (${describeLimits(io.env)})\n`,
+    );
+    return EXIT.ok;
+  }
+  const report = pruneRuns(dir, limits, { now });
+  if (report.error !== undefined) throw new HarnessError(`cannot prune ${dir}: ${report.error}`);
+  for (const action of report.removed)
+    io.stdout(
+      `removed ${describeAction(action.what)} ${action.id} (${action.reason}, ${formatBytes(action.bytes)})\n`,
+    );
+  for (const { action, error } of report.failed)
+    io.stderr(`harness: could not remove ${describeAction(action.what)} ${action.id}: ${error}\n`);
+  const kept = report.protectedRuns > 0 ? `; ${report.protectedRuns} in progress left alone` : "";
+  io.stdout(
+    `${formatBytes(report.bytesBefore)} → ${formatBytes(report.bytesAfter)} in ${dir} (${describeLimits(io.env)})${kept}\n`,
+  );
+  return report.failed.length > 0 ? EXIT.error : EXIT.ok;
+}
+
+function describeAction(what: "outputs" | "run"): string {
+  return what === "outputs" ? "saved outputs of" : "run";
+}
+
+function describeLimits(env: NodeJS.ProcessEnv): string {
+  let limits: RetentionLimits;
+  try {
+    limits = retentionLimitsFromEnv(env);
+  } catch (error) {
+    return `limits: ${(error as Error).message}`;
+  }
+  const size = limits.maxBytes === undefined ? "no size limit" : `kept under ${formatBytes(limits.maxBytes)}`;
+  const age = limits.maxAgeMs === undefined ? "no age limit" : `${limits.maxAgeMs / 86_400_000} days`;
+  return `${size}, ${age}`;
+}
+
+function scanOrThrow(dir: string): RunFiles[] {
+  const scan = scanRunsDir(dir);
+  if (scan.error !== undefined) throw new HarnessError(`cannot list the runs directory: ${scan.error}`);
+  return scan.runs;
+}
+
+/** The real process: stdout's width when a terminal, and a closed pipe noticed rather than thrown. */
+function processIo(): RunsIo {
+  let gone = false;
+  process.stdout.on("error", () => {
+    gone = true;
+  });
+  return {
+    stdout: (text) => {
+      if (!gone) process.stdout.write(text);
+    },
+    stderr: (text) => process.stderr.write(text),
+    ...(process.stdout.isTTY ? { columns: process.stdout.columns } : {}),
+    env: process.env,
+    stdoutGone: () => gone,
+  };
+}

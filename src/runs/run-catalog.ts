@@ -1,0 +1,198 @@
+/**
+ * The past runs in the runs directory, newest first, each with what its transcript says (read at its
+ * ends only, run-summary.ts), its cost and its size on disk; and finding one run by its id or a
+ * unique prefix of it.
+ */
+import type { ExitStatus } from "../agent/exit-status.js";
+import { ConfigError } from "../errors.js";
+import type { TokenUsage } from "../model/model-client.js";
+import { costUsd, resolvePricing } from "../model/pricing.js";
+import { type ActivityOptions, isRecentlyWritten, isRunActive } from "./run-activity.js";
+import { type RunFiles, scanRunsDir } from "./run-files.js";
+import { summarizeTranscript } from "./run-summary.js";
+import { startOfRunId } from "./state-paths.js";
+import { SummaryIndex } from "./summary-index.js";
+
+/**
+ * How a run ended, as listed: the run_end status, or
+ * `running` (no run_end yet and its process is alive or it was written within the last minute),
+ * `unfinished` (no run_end and nothing is writing it: killed or crashed),
+ * `corrupt` / `unreadable` / `empty` (the transcript), `orphaned` (saved outputs without a transcript).
+ */
+export type RunStatus =
+  | ExitStatus
+  | "running"
+  | "unfinished"
+  | "corrupt"
+  | "unreadable"
+  | "empty"
+  | "orphaned";
+
+/** One past run. */
+export interface RunListing {
+  /** The run id (the transcript's name without `.jsonl`). */
+  id: string;
+  /** When it started, ms since the epoch (the run_start record's time, else the id's, else the mtime). */
+  startedMs: number;
+  /** When any of its files last changed, ms since the epoch. */
+  modifiedMs: number;
+  /** The host workspace, when the transcript records it. */
+  workspace?: string;
+  /** The task (an interactive session's first prompt). */
+  task?: string;
+  /** How it ended. */
+  status: RunStatus;
+  /**
+   * True when it may still be running: not ended and its process alive, or written within the last
+   * minute.
+   */
+  active: boolean;
+  /** Model calls. */
+  turns: number;
+  /** Tokens. */
+  usage: TokenUsage;
+  /** The model, when a response was read. */
+  model?: string;
+  /** Estimated cost in USD; null when the model's price is unknown or no model answered. */
+  costUsd: number | null;
+  /** The transcript, when there is one. */
+  transcriptPath?: string;
+  /** The saved-outputs directory, when there is one. */
+  outputsPath?: string;
+  /** Bytes of the transcript. */
+  transcriptBytes: number;
+  /** Bytes of the saved outputs. */
+  outputsBytes: number;
+  /** True when only the ends of a big transcript were read: turns and cost may miss earlier prompts. */
+  partial: boolean;
+  /** What is wrong with the transcript, when something is. */
+  problem?: string;
+}
+
+export interface CatalogOptions {
+  /** Env for HARNESS_PRICE_* (cost). Default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Now, ms since the epoch. */
+  now?: number;
+  /** Process check, for tests. */
+  isAlive?: (pid: number) => boolean;
+  /** Keep and use `.index.json` (what each transcript said when last listed). Default true. */
+  index?: boolean;
+}
+
+/** Every run in `dir`, newest first. Throws `ConfigError` only when `dir` exists but cannot be listed. */
+export function listRuns(dir: string, options: CatalogOptions = {}): RunListing[] {
+  const scan = scanRunsDir(dir);
+  if (scan.error !== undefined) throw new ConfigError(`cannot list the runs directory: ${scan.error}`);
+  const now = options.now ?? Date.now();
+  const price = pricer(options.env ?? process.env);
+  const activity: ActivityOptions = { now, ...(options.isAlive ? { isAlive: options.isAlive } : {}) };
+  const index = SummaryIndex.load(dir, options.index ?? true);
+  const runs = scan.runs
+    .map((files) => describeRun(files, activity, index, price))
+    .sort((a, b) => b.startedMs - a.startedMs || (a.id < b.id ? 1 : -1));
+  index.save();
+  return runs;
+}
+
+function describeRun(
+  files: RunFiles,
+  activity: ActivityOptions,
+  index: SummaryIndex,
+  price: (model: string, usage: TokenUsage) => number | null,
+): RunListing {
+  const path = files.transcriptPath;
+  const summary =
+    path === undefined
+      ? undefined
+      : index.summary(files.id, files.transcriptBytes, files.transcriptModifiedMs, () =>
+          summarizeTranscript(path, { size: files.transcriptBytes }),
+        );
+  // The process check only where it changes the status: a run that has not ended. An ended run is
+  // active only while it is being written (an interactive session between prompts).
+  const active =
+    summary?.state === "ok" && summary.status !== undefined
+      ? isRecentlyWritten(files.modifiedMs, activity.now)
+      : isRunActive(files.id, files.modifiedMs, activity);
+  const base = {
+    id: files.id,
+    modifiedMs: files.modifiedMs,
+    active,
+    transcriptBytes: files.transcriptBytes,
+    outputsBytes: files.outputsBytes,
+    ...(files.transcriptPath === undefined ? {} : { transcriptPath: files.transcriptPath }),
+    ...(files.outputsPath === undefined ? {} : { outputsPath: files.outputsPath }),
+  };
+  const idStart = () => startOfRunId(files.id) ?? files.modifiedMs;
+  if (summary === undefined) {
+    return {
+      ...base,
+      startedMs: idStart(),
+      status: "orphaned",
+      turns: 0,
+      usage: noUsage(),
+      costUsd: null,
+      partial: false,
+    };
+  }
+  let status: RunStatus;
+  if (summary.state === "ok") status = summary.status ?? (active ? "running" : "unfinished");
+  else if (summary.state === "empty") status = active ? "running" : "empty";
+  else status = summary.state;
+  const problem =
+    summary.problem ??
+    (summary.cutMidRecord && !active ? "the transcript ends mid-record (the writer was stopped)" : undefined);
+  return {
+    ...base,
+    startedMs: summary.startedMs ?? idStart(),
+    status,
+    turns: summary.turns,
+    usage: summary.usage,
+    costUsd: summary.model === undefined ? null : price(summary.model, summary.usage),
+    partial: summary.partial,
+    ...(summary.workspace === undefined ? {} : { workspace: summary.workspace }),
+    ...(summary.task === undefined ? {} : { task: summary.task }),
+    ...(summary.model === undefined ? {} : { model: summary.model }),
+    ...(problem === undefined ? {} : { problem }),
+  };
+}
+
+/** Prices usage per model, each model's prices looked up once; a bad HARNESS_PRICE_* gives no cost. */
+function pricer(env: NodeJS.ProcessEnv): (model: string, usage: TokenUsage) => number | null {
+  const cache = new Map<string, ReturnType<typeof resolvePricing> | null>();
+  return (model, usage) => {
+    if (!cache.has(model)) {
+      try {
+        cache.set(model, resolvePricing(model, env));
+      } catch {
+        cache.set(model, null);
+      }
+    }
+    const pricing = cache.get(model);
+    return pricing ? costUsd(pricing, usage) : null;
+  };
+}
+
+function noUsage(): TokenUsage {
+  return { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+}
+
+/**
+ * The run whose id is `query`, or the only one whose id starts with it. Throws `ConfigError` when none
+ * or several match (naming a few, so the user can give more of the id).
+ */
+export function findRun<R extends { id: string }>(runs: readonly R[], query: string): R {
+  const wanted = query.trim();
+  if (wanted === "") throw new ConfigError("give a run id (harness runs lists them)");
+  const exact = runs.find((run) => run.id === wanted);
+  if (exact !== undefined) return exact;
+  const matches = runs.filter((run) => run.id.startsWith(wanted)).sort((a, b) => (a.id < b.id ? 1 : -1));
+  const only = matches[0];
+  if (only !== undefined && matches.length === 1) return only;
+  if (matches.length === 0) throw new ConfigError(`no run '${wanted}' (harness runs lists them)`);
+  const shown = matches.slice(0, 5).map((run) => run.id);
+  const more = matches.length > shown.length ? `, and ${matches.length - shown.length} more` : "";
+  throw new ConfigError(
+    `'${wanted}' matches ${matches.length} runs: ${shown.join(", ")}${more}; give more of the id`,
+  );
+}

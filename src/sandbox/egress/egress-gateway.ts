@@ -1,0 +1,271 @@
+/**
+ * The host side of allowlist mode: an HTTP proxy on a Unix socket that the sandbox reaches through
+ * its bind-mounted directory. Every byte from that socket is hostile. Each request is decided on its
+ * name before any DNS, resolved only when allowed, refused when an address is private, bounded in
+ * number, time and bytes, and recorded.
+ */
+import { lookup as dnsLookup } from "node:dns/promises";
+import { chmod, chown, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:http";
+import type { Socket } from "node:net";
+import { ConfigError, HarnessError, SandboxError } from "../../errors.js";
+import type { EgressMonitor, EgressRecord } from "../sandbox.js";
+import { type AllowEntry, Allowlist, parseAllowEntry } from "./allowlist.js";
+import { connectOrigin, type Lookup, resolveDestination } from "./destination.js";
+import { EgressConnection } from "./egress-connection.js";
+import { EgressLedger, type EgressTotals } from "./egress-ledger.js";
+import { handleRequest } from "./forward-http.js";
+import type { Admission, GatewayCore, Reach } from "./gateway-core.js";
+import type { CallTag, GatewayOptions } from "./gateway-options.js";
+import { hostSyntax, shown } from "./host-syntax.js";
+import { answerRaw } from "./responses.js";
+import { newSocketPath, prepareSocketDir } from "./socket-dir.js";
+import { handleConnect } from "./tunnel.js";
+
+export type { CallTag, GatewayOptions } from "./gateway-options.js";
+
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+
+export class EgressGateway implements EgressMonitor {
+  /** Host path of the socket, `${process.pid}-${random}.sock` in `socketDir`. */
+  readonly socketPath: string;
+  readonly socketName: string;
+  /** The entries in force, normalized ("example.com:443,80"). */
+  readonly allowHosts: readonly string[];
+  readonly allowPrivate: boolean;
+  readonly limitBytes: number;
+  readonly #options: GatewayOptions;
+  readonly #allowlist: Allowlist;
+  readonly #lookup: Lookup;
+  readonly #server: Server;
+  readonly #ledger: EgressLedger;
+  readonly #live = new Set<EgressConnection>();
+  readonly #sockets = new Set<Socket>();
+  #closing: Promise<void> | undefined;
+
+  /** Checks the options, prepares the directory and listens. */
+  static async start(options: GatewayOptions): Promise<EgressGateway> {
+    const entries = options.allowHosts.map((text): AllowEntry => {
+      const parsed = parseAllowEntry(text);
+      if (!parsed.ok) throw new ConfigError(`--allow-host ${text}: ${parsed.reason}`);
+      return parsed.entry;
+    });
+    for (const key of ["limitBytes", "maxConnections", "idleMs", "maxConnectionMs"] as const) {
+      const value = options[key];
+      if (!Number.isSafeInteger(value) || value <= 0) {
+        throw new ConfigError(`egress gateway: ${key} must be a positive integer, got ${value}`);
+      }
+    }
+    try {
+      await prepareSocketDir(options.socketDir, options.owner);
+      const { name, path } = newSocketPath(options.socketDir);
+      const gateway = new EgressGateway(options, new Allowlist(entries), name, path);
+      await gateway.#listen();
+      return gateway;
+    } catch (error) {
+      if (error instanceof HarnessError) throw error;
+      throw new SandboxError(
+        `egress gateway: cannot listen in ${options.socketDir}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
+  private constructor(options: GatewayOptions, allowlist: Allowlist, socketName: string, socketPath: string) {
+    this.#options = options;
+    this.#allowlist = allowlist;
+    this.socketName = socketName;
+    this.socketPath = socketPath;
+    this.allowHosts = Object.freeze(allowlist.entries.map((e) => e.text));
+    this.allowPrivate = options.allowPrivate;
+    this.limitBytes = options.limitBytes;
+    this.#ledger = new EgressLedger(options.limitBytes);
+    this.#lookup = options.lookup ?? ((host) => dnsLookup(host, { all: true, verbatim: true }));
+    const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+    this.#server = createServer({
+      headersTimeout,
+      // Off: it would cut a slow upload through a forwarded request; idleMs and maxConnectionMs bound that.
+      requestTimeout: 0,
+      connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeout / 4))),
+      // CONNECT needs no Host header; a plain request's host comes from its absolute URL.
+      requireHostHeader: false,
+      maxHeaderSize: 16 * 1024,
+    });
+    // Sockets accepted at all (idle keep-alives, requests being read, tunnels): beyond this the
+    // kernel's connection is closed at once, so a flood of connects cannot exhaust the host.
+    this.#server.maxConnections = 4 * options.maxConnections;
+  }
+
+  subscribe(listener: (record: EgressRecord) => void): () => void {
+    return this.#ledger.subscribe(listener);
+  }
+
+  /** Counts so far: connections allowed/denied, bytes up/down, distinct hosts reached. */
+  totals(): EgressTotals {
+    return this.#ledger.totals(this.#live);
+  }
+
+  /** Stops listening, ends every open connection (their records are emitted), unlinks the socket. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    const stopped = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    for (const connection of [...this.#live]) connection.abort("the gateway closed");
+    for (const socket of this.#sockets) socket.destroy();
+    await stopped;
+    await rm(this.socketPath, { force: true });
+  }
+
+  async #listen(): Promise<void> {
+    const server = this.#server;
+    const core = this.#core();
+    server.on("connection", (socket: Socket) => {
+      this.#sockets.add(socket);
+      socket.once("close", () => this.#sockets.delete(socket));
+    });
+    server.on("connect", (request, socket: Socket, head: Buffer) => {
+      handleConnect(core, request, socket, head).catch(() => socket.destroy());
+    });
+    server.on("request", (request, response) => {
+      handleRequest(core, request, response).catch(() => response.destroy());
+    });
+    server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
+      // A client that never finished its request head (headersTimeout) is just dropped; bytes the
+      // parser refused are a malformed request, recorded.
+      if (!error.code?.startsWith("HPE_") || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      const reason = `malformed request (${error.code})`;
+      core.malformed("", "?", reason);
+      answerRaw(socket, 400, `harness egress gateway: ${reason}\n`);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(this.socketPath, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    try {
+      await chmod(this.socketPath, 0o600);
+      const owner = this.#options.owner;
+      if (owner !== undefined) await chown(this.socketPath, owner.uid, owner.gid);
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+  }
+
+  #core(): GatewayCore {
+    return {
+      admit: (host, port, method) => this.#admit(host, port, method),
+      reach: (connection, entry) => this.#reach(connection, entry),
+      malformed: (host, method, reason) =>
+        this.#ledger.refused(this.#currentCall(), { host, port: 0, method }, 400, reason),
+    };
+  }
+
+  #admit(host: string, port: number, method: string): Admission {
+    const tag = this.#currentCall();
+    const asked = shown(host);
+    const decision = this.#allowlist.check(host, port);
+    if (!decision.allowed) return this.#refuse(tag, asked, port, method, 403, decision.reason);
+    if (this.#closing !== undefined)
+      return this.#refuse(tag, asked, port, method, 503, "the gateway is closing");
+    if (this.#ledger.spent) return this.#refuse(tag, asked, port, method, 403, this.#ledger.limitReason);
+    const max = this.#options.maxConnections;
+    if (this.#live.size >= max) {
+      return this.#refuse(tag, asked, port, method, 503, `too many connections at once (limit ${max})`);
+    }
+    const connection = new EgressConnection(
+      { host: asked, port, method, tag },
+      {
+        idleMs: this.#options.idleMs,
+        maxConnectionMs: this.#options.maxConnectionMs,
+        spend: (bytes) => this.#spend(bytes),
+        ended: (ended, record) => {
+          this.#live.delete(ended);
+          this.#ledger.ended(record);
+        },
+      },
+    );
+    this.#live.add(connection);
+    return { ok: true, connection, entry: decision.entry };
+  }
+
+  async #reach(connection: EgressConnection, entry: AllowEntry): Promise<Reach> {
+    // An admitted host passed the allowlist's syntax check, so `shown` left it as the client sent it.
+    const { host, port, tag } = connection.start;
+    const destination = await resolveDestination(host, entry, {
+      allowPrivate: this.allowPrivate,
+      lookup: this.#lookup,
+    });
+    if (connection.ended) return { ok: false, status: 503, reason: "ended" };
+    if (!destination.ok) {
+      if (destination.refused) {
+        connection.refused(destination.reason);
+        tag?.denied.push({ host, port, reason: destination.reason });
+      } else {
+        connection.note(destination.reason);
+      }
+      connection.answered(destination.status);
+      return { ok: false, status: destination.status, reason: destination.reason };
+    }
+    try {
+      const reached = await connectOrigin(
+        destination.addresses,
+        port,
+        (socket) => connection.onAbort(() => socket.destroy()),
+        () => connection.ended,
+      );
+      if (connection.ended) {
+        reached.socket.destroy();
+        return { ok: false, status: 503, reason: "ended" };
+      }
+      connection.connectedTo(reached.address);
+      const reachedHost = hostSyntax(host);
+      this.#ledger.reached(reachedHost.kind === "ip" ? reachedHost.ip.address : host.toLowerCase());
+      return { ok: true, ...reached };
+    } catch (error) {
+      const reason = `origin unreachable: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+      connection.note(reason);
+      connection.answered(502);
+      return { ok: false, status: 502, reason };
+    }
+  }
+
+  /** A refusal of the allowlist, budget or capacity: recorded, and told to the running command. */
+  #refuse(
+    tag: CallTag | undefined,
+    host: string,
+    port: number,
+    method: string,
+    status: 403 | 503,
+    reason: string,
+  ): { ok: false; status: 403 | 503; reason: string } {
+    tag?.denied.push({ host, port, reason });
+    this.#ledger.refused(tag, { host, port, method }, status, reason);
+    return { ok: false, status, reason };
+  }
+
+  /** Takes bytes from the run's budget; when it would overspend, every open connection ends. */
+  #spend(bytes: number): boolean {
+    if (this.#ledger.spend(bytes)) return true;
+    for (const connection of [...this.#live]) connection.abort(this.#ledger.limitReason);
+    return false;
+  }
+
+  #currentCall(): CallTag | undefined {
+    try {
+      return this.#options.currentCall?.();
+    } catch {
+      return undefined;
+    }
+  }
+}

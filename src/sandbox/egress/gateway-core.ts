@@ -1,0 +1,31 @@
+/**
+ * What the CONNECT and plain-HTTP handlers need from the gateway: the checks every request goes
+ * through in order (allowlist on the name, budget, capacity; then addresses; then the origin), with
+ * each refusal recorded as it happens.
+ */
+import type { Socket } from "node:net";
+import type { AllowEntry } from "./allowlist.js";
+import type { EgressConnection } from "./egress-connection.js";
+
+export type Admission =
+  | { ok: true; connection: EgressConnection; entry: AllowEntry }
+  | { ok: false; status: 403 | 503; reason: string };
+
+export type Reach =
+  | { ok: true; socket: Socket; address: string }
+  | { ok: false; status: number; reason: string };
+
+export interface GatewayCore {
+  /**
+   * The allowlist decision on the name as given, then the byte budget and the connection limit. A
+   * refusal is recorded (and told to the running command) before this returns.
+   */
+  admit(host: string, port: number, method: string): Admission;
+  /**
+   * Resolves an admitted host, checks its addresses and connects to one. A failure is noted on the
+   * connection (which the caller still finishes) and returned as the status and words to answer with.
+   */
+  reach(connection: EgressConnection, entry: AllowEntry): Promise<Reach>;
+  /** Records a request the gateway could not read or does not serve (answered 400). */
+  malformed(host: string, method: string, reason: string): void;
+}

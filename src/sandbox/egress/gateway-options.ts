@@ -1,0 +1,41 @@
+/** How the gateway is started, and how it learns which command is running. */
+import type { EgressDenial } from "../sandbox.js";
+import type { Lookup } from "./destination.js";
+
+/** The command running now, as the sandbox tags it: records carry its callId; refusals are pushed to `denied`. */
+export interface CallTag {
+  callId: string | undefined;
+  denied: EgressDenial[];
+}
+
+export interface GatewayOptions {
+  /**
+   * Directory to listen in. Created 0700 if missing; if it exists it must be a real directory (not a
+   * symlink) owned by us, root or `owner`, with no group/other write, else SandboxError. Stale
+   * sockets of dead harness processes in it are unlinked, never connected to.
+   */
+  socketDir: string;
+  /**
+   * Owner to give the directory and socket (chown) so the sandbox user can connect; mode 0700 dir /
+   * 0600 socket. Absent: leave ownership as is.
+   */
+  owner?: { uid: number; gid: number } | undefined;
+  /** Raw `--allow-host` entries; a bad one is a ConfigError. */
+  allowHosts: readonly string[];
+  /** Also connect to loopback, private and link-local addresses (never metadata ones reached by name). */
+  allowPrivate: boolean;
+  /** Most bytes, up plus down, all connections together may carry over the gateway's life. */
+  limitBytes: number;
+  /** Most tunnels and forwarded requests open at once. */
+  maxConnections: number;
+  /** A connection with no byte either way for this long is closed. */
+  idleMs: number;
+  /** Longest life of one connection. */
+  maxConnectionMs: number;
+  /** Resolver; default: `dns.promises.lookup(host, { all: true, verbatim: true })`. */
+  lookup?: Lookup | undefined;
+  /** The call running now (read when a connection opens). Contract: should not throw. */
+  currentCall?: (() => CallTag | undefined) | undefined;
+  /** A client that has not sent a whole request head within this long is dropped. Default 10 s. */
+  headersTimeoutMs?: number | undefined;
+}

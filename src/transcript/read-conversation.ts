@@ -1,0 +1,202 @@
+/**
+ * Rebuilds the conversation a transcript recorded, so `harness run --continue` / `--resume` can send it
+ * as the next run's history: user texts, assistant turns (their content blocks as the writer recorded
+ * them) and tool results (as `tool_result` blocks of the next user message), in file order, across
+ * every run_start in the file (an interactive session has one per prompt, a continued run one more).
+ *
+ * The result is valid for the Messages API the way the loop keeps it (agent/conversation.ts): every
+ * `tool_use` is answered in the next user message. A transcript cut off mid-turn (the process was
+ * killed while a tool call ran) has tool_use blocks without results; they are answered here with an
+ * error result saying the call did not complete, rather than dropping the turn: the model keeps what
+ * it did and knows the command may have run in part. The file is not changed.
+ *
+ * Secrets were scrubbed when the transcript was written, so the rebuilt conversation holds
+ * "[REDACTED]" where the original had a key.
+ */
+import {
+  appendAssistant,
+  appendUserBlocks,
+  appendUserText,
+  type ToolResultBlockParam,
+  toolResultBlock,
+  toolUses,
+} from "../agent/conversation.js";
+import { ConfigError } from "../errors.js";
+import type { ContentBlock, MessageParam } from "../model/model-client.js";
+import { readTranscriptFile } from "./read-transcript-file.js";
+import type {
+  AssistantRecord,
+  RunStartRecord,
+  ToolResultRecord,
+  TranscriptRecord,
+  UncheckedRecord,
+  UserRecord,
+} from "./transcript-records.js";
+
+/** The answer given to a recorded tool call whose result was never recorded. */
+export const INCOMPLETE_CALL_TEXT =
+  "Error: this tool call did not complete: the run ended (the harness process stopped) before its result was recorded. Its command may have run in part.";
+
+/** What a transcript says about its conversation. */
+export interface RecordedConversation {
+  /** The conversation in API shape: roles alternate, starting with "user"; no tool_use unanswered. */
+  messages: MessageParam[];
+  /** run_start records in the file: one per run or prompt. */
+  runs: number;
+  /** The workspace the last run_start records (a real host path), when it records one. */
+  workspace?: string;
+  /** The process that wrote the last run_start, when it says. */
+  pid?: number;
+  /** True when the last run has its run_end record. */
+  ended: boolean;
+  /** Ids of tool calls that had no result recorded and were answered with `INCOMPLETE_CALL_TEXT`. */
+  incompleteCalls: string[];
+}
+
+/** Reads the transcript at `path`. Rejects with `ConfigError` naming the file (and the line). */
+export async function readConversation(path: string): Promise<RecordedConversation> {
+  return readTranscriptFile(path, parseConversation);
+}
+
+/** Parses JSONL transcript text. Throws `ConfigError` naming the first line that does not fit. */
+export function parseConversation(text: string): RecordedConversation {
+  const builder = new ConversationBuilder();
+  const lines = text.split("\n");
+  lines.forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === "") return;
+    // Every record ends with a newline: a last line without one was cut while it was written.
+    const cut = index === lines.length - 1 ? " (the transcript ends mid-record: its writer was stopped)" : "";
+    builder.add(parseRow(raw, line, cut), line);
+  });
+  return builder.finish();
+}
+
+type Row = UncheckedRecord<TranscriptRecord> & { type: string };
+
+class ConversationBuilder {
+  private readonly messages: MessageParam[] = [];
+  /** tool_use ids of the last assistant turn not answered yet, in the turn's order. */
+  private pending: string[] = [];
+  private readonly incomplete: string[] = [];
+  private runs = 0;
+  private workspace: string | undefined;
+  private pid: number | undefined;
+  private ended = false;
+
+  add(row: Row, line: number): void {
+    if (this.runs === 0 && row.type !== "run_start")
+      fail(line, "expected a run_start record first (is this a harness transcript?)");
+    // The other records are not part of the conversation: tool_call (its tool_use is in the assistant
+    // turn), usage, notice, egress, and any type a later harness adds.
+    switch (row.type) {
+      case "run_start":
+        this.runStart(row, line);
+        break;
+      case "user":
+        this.user(row, line);
+        break;
+      case "assistant":
+        this.assistant(row, line);
+        break;
+      case "tool_result":
+        this.toolResult(row, line);
+        break;
+      case "run_end":
+        this.ended = true;
+        break;
+    }
+  }
+
+  finish(): RecordedConversation {
+    if (this.runs === 0) throw new ConfigError("the file has no records");
+    this.answerPending();
+    const conversation: RecordedConversation = {
+      messages: this.messages,
+      runs: this.runs,
+      ended: this.ended,
+      incompleteCalls: this.incomplete,
+    };
+    if (this.workspace !== undefined) conversation.workspace = this.workspace;
+    if (this.pid !== undefined) conversation.pid = this.pid;
+    return conversation;
+  }
+
+  private runStart(row: UncheckedRecord<RunStartRecord>, line: number): void {
+    this.answerPending();
+    this.runs += 1;
+    this.ended = false;
+    const { workspace, pid } = row;
+    if (workspace !== undefined && typeof workspace !== "string")
+      fail(line, 'run_start "workspace" must be a string');
+    if (pid !== undefined && !(Number.isSafeInteger(pid) && (pid as number) > 0))
+      fail(line, 'run_start "pid" must be a positive integer');
+    this.workspace = workspace;
+    this.pid = pid as number | undefined;
+  }
+
+  private user(row: UncheckedRecord<UserRecord>, line: number): void {
+    const text = row.text;
+    if (typeof text !== "string") fail(line, 'user record needs a string "text"');
+    this.answerPending();
+    appendUserText(this.messages, text);
+  }
+
+  private assistant(row: UncheckedRecord<AssistantRecord>, line: number): void {
+    const content = row.content;
+    if (!Array.isArray(content) || !content.every(isBlock))
+      fail(line, 'assistant record needs "content", a list of blocks with a string "type"');
+    this.answerPending();
+    if (this.messages.length === 0) fail(line, "an assistant turn before any user message");
+    const blocks = content as ContentBlock[];
+    for (const use of toolUses(blocks))
+      if (typeof use.id !== "string" || use.id === "") fail(line, 'a tool_use block needs a string "id"');
+    appendAssistant(this.messages, blocks);
+    this.pending = toolUses(blocks).map((use) => use.id);
+  }
+
+  private toolResult(row: UncheckedRecord<ToolResultRecord>, line: number): void {
+    const { id, content, isError } = row;
+    if (typeof id !== "string") fail(line, 'tool_result record needs a string "id"');
+    if (typeof content !== "string") fail(line, 'tool_result record needs a string "content"');
+    const at = this.pending.indexOf(id);
+    if (at < 0) fail(line, `tool_result '${id}' answers no tool_use of the assistant turn before it`);
+    this.pending.splice(at, 1);
+    appendUserBlocks(this.messages, [toolResultBlock({ toolUseId: id, content, isError: isError === true })]);
+  }
+
+  /** Answers the last turn's tool calls that have no result: the run stopped while they ran. */
+  private answerPending(): void {
+    if (this.pending.length === 0) return;
+    const blocks: ToolResultBlockParam[] = this.pending.map((id) =>
+      toolResultBlock({ toolUseId: id, content: INCOMPLETE_CALL_TEXT, isError: true }),
+    );
+    this.incomplete.push(...this.pending);
+    this.pending = [];
+    appendUserBlocks(this.messages, blocks);
+  }
+}
+
+function isBlock(value: unknown): boolean {
+  return (
+    typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string"
+  );
+}
+
+function parseRow(raw: string, line: number, cut: string): Row {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    fail(line, `not valid JSON (${(error as Error).message})${cut}`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    fail(line, "a record must be a JSON object");
+  const row = value as UncheckedRecord<TranscriptRecord>;
+  if (typeof row.type !== "string") fail(line, 'a record needs a string "type"');
+  return row as Row;
+}
+
+function fail(line: number, message: string): never {
+  throw new ConfigError(`line ${line}: ${message}`);
+}

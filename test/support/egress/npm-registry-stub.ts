@@ -1,0 +1,75 @@
+/**
+ * An npm registry with one tiny package, built at test time. The packument's tarball URL names the
+ * registry by the name the sandbox uses (`http://<hostname>:<port>/…`), as a real registry names
+ * itself, so the download goes through the gateway too.
+ */
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { pack } from "tar-stream";
+import { type Origin, reply, startOrigin } from "./origin-server.js";
+
+export const NPM_FIXTURE_PACKAGE = "harness-fixture-pkg";
+export const NPM_FIXTURE_VERSION = "1.0.0";
+/** What `require("harness-fixture-pkg")` returns. */
+export const NPM_FIXTURE_EXPORT = "harness npm fixture ok";
+
+export interface NpmRegistryStub extends Origin {
+  /** `http://<hostname>:<port>/`, for `npm --registry`. */
+  readonly url: string;
+  /** Path of the tarball, to check the origin saw the download. */
+  readonly tarballPath: string;
+  /** Size of the tarball: a gateway record of its download carries at least this many bytes down. */
+  readonly tarballBytes: number;
+}
+
+async function packageTarball(): Promise<Buffer> {
+  const archive = pack();
+  const manifest = JSON.stringify({
+    name: NPM_FIXTURE_PACKAGE,
+    version: NPM_FIXTURE_VERSION,
+    main: "index.js",
+    license: "MIT",
+  });
+  archive.entry({ name: "package/package.json", mode: 0o644 }, manifest);
+  archive.entry(
+    { name: "package/index.js", mode: 0o644 },
+    `module.exports = ${JSON.stringify(NPM_FIXTURE_EXPORT)};\n`,
+  );
+  archive.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of archive) chunks.push(chunk as Buffer);
+  return gzipSync(Buffer.concat(chunks));
+}
+
+/** Starts the registry on 127.0.0.1:0; `hostname` is the name the sandbox will use for it. */
+export async function startNpmRegistryStub(hostname: string): Promise<NpmRegistryStub> {
+  const tarball = await packageTarball();
+  const tarballPath = `/${NPM_FIXTURE_PACKAGE}/-/${NPM_FIXTURE_PACKAGE}-${NPM_FIXTURE_VERSION}.tgz`;
+  let packument = "";
+  const origin = await startOrigin((request, response) => {
+    // npm asks for the packument with an encoded scope slash too; this package has no scope.
+    const path = (request.url ?? "").split("?")[0];
+    if (path === `/${NPM_FIXTURE_PACKAGE}`) reply(response, packument, "application/json");
+    else if (path === tarballPath) reply(response, tarball, "application/octet-stream");
+    else reply(response, undefined, "");
+  });
+  const url = `http://${hostname}:${origin.port}/`;
+  // npm refuses a tarball whose integrity does not match, so both sums are the real ones.
+  packument = JSON.stringify({
+    name: NPM_FIXTURE_PACKAGE,
+    "dist-tags": { latest: NPM_FIXTURE_VERSION },
+    versions: {
+      [NPM_FIXTURE_VERSION]: {
+        name: NPM_FIXTURE_PACKAGE,
+        version: NPM_FIXTURE_VERSION,
+        main: "index.js",
+        dist: {
+          tarball: `${url}${tarballPath.slice(1)}`,
+          shasum: createHash("sha1").update(tarball).digest("hex"),
+          integrity: `sha512-${createHash("sha512").update(tarball).digest("base64")}`,
+        },
+      },
+    },
+  });
+  return { ...origin, url, tarballPath, tarballBytes: tarball.length };
+}

@@ -4,6 +4,7 @@
  */
 import { Command, Option } from "commander";
 import { config as loadDotenv } from "dotenv";
+import { describeDefaultConcurrency } from "./batch/default-concurrency.js";
 import { EXIT } from "./cli/exit-codes.js";
 import { Interrupts } from "./cli/interrupts.js";
 import { reportError } from "./cli/report-error.js";
@@ -105,6 +106,52 @@ async function main(argv: string[]): Promise<number> {
     .action(async (task: string[], flags: Flags) => {
       const { runCommand } = await import("./cli/run-command.js");
       exitCode = await runCommand(task.join(" "), flags, interrupts);
+    });
+
+  sandboxOptions(
+    program
+      .command("batch")
+      .description(
+        "run many tasks (JSONL: id, workspace, task, optional per-task settings), each in its own sandbox, with one result line per task and a summary",
+      )
+      .argument("<tasks>", "TASKS.jsonl, one task a line (README: Many tasks)"),
+  )
+    .option("--concurrency <n>", `most tasks at once (default ${describeDefaultConcurrency()})`)
+    .option(
+      "--results <file>",
+      "results JSONL, one line per task (default: TASKS.results.jsonl beside the tasks file)",
+    )
+    .option(
+      "--transcripts <dir>",
+      "a transcript per task here (default: the results file's name + .transcripts/)",
+    )
+    .option(
+      "--retry <which>",
+      "run again, besides tasks without a result: failed (every non-success) or errors (Docker, API)",
+    )
+    .option(
+      "--max-budget-usd <usd>",
+      "stop starting tasks once the batch's estimated cost reaches this many US dollars",
+    )
+    .option("--model <id>", "model id for tasks that name none (default: MODEL_ID from .env)")
+    .option("--max-turns <n>", "per task: stop after this many model calls (default 50)")
+    .option("--max-tokens <n>", "per task: output budget of one model response (default 8000)")
+    .option("--max-total-tokens <n>", "per task: token budget over the run")
+    .option("--no-blocklist", "turn off the command blocklist (the container stays the boundary)")
+    .addOption(new Option("--block <regex...>", "extra blocklist patterns"))
+    .addOption(
+      new Option("--output-format <format>", "the summary on stdout: text (default) or json").choices([
+        "text",
+        "json",
+      ]),
+    )
+    .addHelpText(
+      "after",
+      "\nTasks sharing a workspace each get copy isolation (their changes are saved as a diff beside the transcript, never applied).\nExit codes: 0 every task finished, 1 some ended with an error (Docker, API; --retry errors), 2 bad usage or tasks file,\n3 --max-budget-usd stopped the batch, 130 interrupted (run the same command again to resume).",
+    )
+    .action(async (tasks: string, flags: Flags) => {
+      const { batchCommand } = await import("./cli/batch-command.js");
+      exitCode = await batchCommand(tasks, flags, interrupts);
     });
 
   sandboxOptions(

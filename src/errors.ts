@@ -38,13 +38,24 @@ export class ModelError extends HarnessError {
   readonly status: number | undefined;
   /** The API's `request-id` header, for support tickets. */
   readonly requestID: string | undefined;
+  /**
+   * How long the API asked callers to wait (`retry-after-ms`, `retry-after`), in ms; set on HTTP
+   * answers that carried it. A shared backoff (`harness batch`) waits this long for every task.
+   */
+  readonly retryAfterMs: number | undefined;
   constructor(
     message: string,
-    options?: { cause?: unknown; status?: number | undefined; requestID?: string | undefined },
+    options?: {
+      cause?: unknown;
+      status?: number | undefined;
+      requestID?: string | undefined;
+      retryAfterMs?: number | undefined;
+    },
   ) {
     super(message, options);
     this.status = options?.status;
     this.requestID = options?.requestID;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 }
 

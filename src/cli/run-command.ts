@@ -6,27 +6,22 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { combineEvents } from "../agent/events.js";
 import { type AgentRunResult, runAgent } from "../agent/loop.js";
-import { buildSystemPrompt } from "../agent/system-prompt.js";
-import { type CliFlags, type EgressConfig, loadAgentConfig, loadSandboxConfig } from "../config.js";
+import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../config.js";
 import { ConfigError } from "../errors.js";
-import type { MessageParam, TokenUsage } from "../model/model-client.js";
-import { costUsd } from "../model/pricing.js";
+import type { MessageParam } from "../model/model-client.js";
 import { createRunOutput } from "../output/run-output.js";
 import { pruneAfterRun } from "../runs/retention.js";
 import { keepRunActive } from "../runs/run-heartbeat.js";
 import { runsDir } from "../runs/state-paths.js";
-import { createBashTool } from "../tools/bash-tool.js";
-import { createBlocklist } from "../tools/blocklist.js";
 import { OutputStore } from "../tools/output-store.js";
-import { createReadOutputTool } from "../tools/read-output-tool.js";
 import { createTranscript } from "../transcript/transcript.js";
-import type { RunStartEgress } from "../transcript/transcript-records.js";
 import { type ContinuedRun, type ContinueFlags, loadContinuedRun } from "./continued-run.js";
 import { reviewCopyChanges } from "./copy-changes.js";
 import { watchEnvFile } from "./env-file-watch.js";
 import { EXIT, exitCodeFor } from "./exit-codes.js";
 import type { Interrupts } from "./interrupts.js";
 import { exitCodeForError } from "./report-error.js";
+import { agentLimits, outputsDirOf, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
 /**
@@ -76,19 +71,11 @@ export async function runCommand(
       ...(agentConfig.baseURL ? { baseURL: agentConfig.baseURL } : {}),
     }),
   );
-  const blocklist = createBlocklist(agentConfig.blocklist);
   await using sandbox = await openSandbox(sandboxConfig).catch((error: unknown) =>
     output.fail(error, exitCodeForError(error)),
   );
   const { description, egress } = sandbox;
-  const system = buildSystemPrompt({
-    workdir: sandbox.workdir,
-    network: description.network,
-    ...(egress === undefined ? {} : { allowHosts: egress.allowHosts }),
-    timeoutSeconds: Math.round(sandboxConfig.timeoutMs / 1000),
-    savedOutput: true,
-    readOnlyPaths: description.readOnlyPaths,
-  });
+  const system = systemPromptFor(sandbox, sandboxConfig);
   const transcript = createTranscript(transcriptPath, {
     runStart: {
       commandTimeoutMs: sandboxConfig.timeoutMs,
@@ -101,13 +88,10 @@ export async function runCommand(
   // Whole outputs of cut commands live beside the transcript, outside the workspace.
   // A continued run shares the directory: earlier ids stay readable and new ones never reuse them.
   const outputStore = new OutputStore({
-    dir: `${transcript.path.replace(/\.jsonl$/, "")}.outputs`,
+    dir: outputsDirOf(transcript.path),
     ...(continued === undefined ? {} : { adoptExisting: true, usedIds: continued.highestOutputId }),
   });
-  const tools = [
-    createBashTool(sandbox, { timeoutMs: sandboxConfig.timeoutMs, blocklist, outputStore }),
-    createReadOutputTool(outputStore),
-  ];
+  const tools = runTools(sandbox, agentConfig, sandboxConfig, outputStore);
   const envFileChanged = sandbox.copy ? () => undefined : watchEnvFile(description.workspace);
   const renderer = output.listener({ description, timeoutMs: sandboxConfig.timeoutMs, egress });
   const events = combineEvents(renderer, transcript);
@@ -121,14 +105,7 @@ export async function runCommand(
         model,
         tools,
         system,
-        limits: {
-          maxTurns: agentConfig.maxTurns,
-          maxTokens: agentConfig.maxTokens,
-          ...(agentConfig.maxTotalTokens ? { maxTotalTokens: agentConfig.maxTotalTokens } : {}),
-          ...(maxBudgetUsd && pricing
-            ? { maxCostUsd: maxBudgetUsd, costOf: (usage: TokenUsage) => costUsd(pricing, usage) }
-            : {}),
-        },
+        limits: agentLimits(agentConfig),
         signal,
         events,
         history,
@@ -164,10 +141,6 @@ function reportContinuing(run: ContinuedRun): void {
       ? ""
       : `; it was cut off mid-turn: ${run.incompleteCalls} tool call(s) without a result are answered as not completed`;
   process.stderr.write(`harness: continuing run ${run.id} (${run.messages.length} messages)${cut}\n`);
-}
-
-function runStartEgress({ allowHosts, allowPrivate, limitBytes }: EgressConfig): RunStartEgress {
-  return { allowHosts: [...allowHosts], allowPrivate, limitBytes };
 }
 
 /**

@@ -129,6 +129,7 @@ export class AnthropicModelClient implements ModelClient {
         cause: error,
         status,
         requestID: error.requestID ?? undefined,
+        retryAfterMs: retryAfterMs(error.headers),
       });
     }
     return new ModelError(`the Messages API call failed: ${describeCause(error)}`, { cause: error });
@@ -140,7 +141,11 @@ export class AnthropicModelClient implements ModelClient {
     if (error.status === undefined) {
       return `the Messages API failed mid-response (${error.type ?? "unknown error"}): ${detail}; try again`;
     }
-    const retries = `after ${this.#maxRetries} ${this.#maxRetries === 1 ? "retry" : "retries"}`;
+    // With retries off, the caller retries (harness batch's shared backoff) and says how often itself.
+    const retries =
+      this.#maxRetries === 0
+        ? ""
+        : ` after ${this.#maxRetries} ${this.#maxRetries === 1 ? "retry" : "retries"}`;
     switch (status) {
       case 400:
         return `the API rejected the request (400): ${detail}`;
@@ -154,15 +159,30 @@ export class AnthropicModelClient implements ModelClient {
           ? `model '${this.#model}' not found (404): check MODEL_ID / --model`
           : `the API answered 404 (${detail}) at ${this.#client.baseURL}: check ANTHROPIC_BASE_URL`;
       case 429:
-        return `rate limited (429) ${retries}: ${detail}; wait and try again`;
+        return `rate limited (429)${retries}: ${detail}; wait and try again`;
       case 529:
-        return `the API is overloaded (529) ${retries}: ${detail}; try again later`;
+        return `the API is overloaded (529)${retries}: ${detail}; try again later`;
       default:
         return status !== undefined && status >= 500
-          ? `server error (${status}) ${retries}: ${detail}; try again later`
+          ? `server error (${status})${retries}: ${detail}; try again later`
           : `the API answered ${status}: ${detail}`;
     }
   }
+}
+
+/**
+ * The wait the API asked for, in ms: `retry-after-ms` first, then `retry-after` in seconds or as an
+ * HTTP date (the headers the SDK's own retries honour); undefined when absent or unreadable.
+ */
+function retryAfterMs(headers: Headers | undefined): number | undefined {
+  const ms = Number.parseFloat(headers?.get("retry-after-ms") ?? "");
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const after = headers?.get("retry-after");
+  if (!after) return undefined;
+  const seconds = Number.parseFloat(after);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(after);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
 }
 
 /** The messages of an error and its causes, e.g. "fetch failed: connect ECONNREFUSED 127.0.0.1:9". */

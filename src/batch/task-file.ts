@@ -1,0 +1,116 @@
+/**
+ * TASKS.jsonl: one task a line, `{"id", "workspace", "task"}` plus any of `run`'s per-task settings
+ * (TASK_SETTINGS). Read whole and checked before anything runs: a bad line is a usage error naming
+ * its line number, never a task that fails later.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import type { CliFlags } from "../config.js";
+import { ConfigError } from "../errors.js";
+
+/** Per-task keys and the `run` flag each stands for; values are what that flag takes. */
+export const TASK_SETTINGS = {
+  model: "model",
+  maxTurns: "maxTurns",
+  maxTokens: "maxTokens",
+  maxTotalTokens: "maxTotalTokens",
+  maxBudgetUsd: "maxBudgetUsd",
+  timeout: "timeout",
+  image: "image",
+  isolation: "isolation",
+  network: "network",
+  memory: "memory",
+  cpus: "cpus",
+  allowHost: "allowHost",
+  allow: "allow",
+} as const satisfies Record<string, keyof CliFlags>;
+
+type SettingKey = keyof typeof TASK_SETTINGS;
+const LIST_SETTINGS: ReadonlySet<string> = new Set(["allowHost", "allow"]);
+
+/** One task as the file gives it. */
+export interface BatchTask {
+  /** Unique in the file; the key of its result and the name of its transcript. */
+  id: string;
+  /** The workspace, resolved against the tasks file's directory. */
+  workspace: string;
+  /** What the agent should do. */
+  task: string;
+  /** The task's own settings, as `run` flags; they win over the batch's flags. */
+  flags: CliFlags;
+  /** 1-based line in the tasks file, for messages. */
+  line: number;
+}
+
+/** Reads and checks the tasks file; throws ConfigError naming the first bad line. */
+export function readTaskFile(path: string): BatchTask[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`cannot read the tasks file '${path}': ${(error as Error).message}`);
+  }
+  return parseTasks(text, dirname(resolve(path)), path);
+}
+
+/** Parses TASKS.jsonl text; relative workspaces are resolved against `baseDir`. */
+export function parseTasks(text: string, baseDir: string, name = "tasks file"): BatchTask[] {
+  const tasks: BatchTask[] = [];
+  const seen = new Set<string>();
+  text.split("\n").forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === "") return;
+    const where = `${name} line ${line}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      throw new ConfigError(`${where}: not JSON: ${(error as Error).message}`);
+    }
+    const task = toTask(value, where, baseDir, line);
+    if (seen.has(task.id)) throw new ConfigError(`${where}: id '${task.id}' is used twice`);
+    seen.add(task.id);
+    tasks.push(task);
+  });
+  if (tasks.length === 0) throw new ConfigError(`${name} has no tasks`);
+  return tasks;
+}
+
+function toTask(value: unknown, where: string, baseDir: string, line: number): BatchTask {
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new ConfigError(`${where}: must be a JSON object with id, workspace and task`);
+  const record = value as Record<string, unknown>;
+  const text = (key: string): string => {
+    const v = record[key];
+    if (typeof v !== "string" || v.trim() === "")
+      throw new ConfigError(`${where}: '${key}' must be a non-empty string`);
+    return v;
+  };
+  const id = text("id");
+  const workspace = resolve(baseDir, text("workspace"));
+  const task = text("task");
+  const flags: CliFlags = {};
+  for (const [key, v] of Object.entries(record)) {
+    if (key === "id" || key === "workspace" || key === "task") continue;
+    if (!Object.hasOwn(TASK_SETTINGS, key)) {
+      const known = Object.keys(TASK_SETTINGS).join(", ");
+      throw new ConfigError(`${where}: unknown setting '${key}' (known: id, workspace, task, ${known})`);
+    }
+    setFlag(flags, key as SettingKey, v, where);
+  }
+  return { id, workspace, task, flags, line };
+}
+
+function setFlag(flags: CliFlags, key: SettingKey, value: unknown, where: string): void {
+  const flag = TASK_SETTINGS[key];
+  if (LIST_SETTINGS.has(key)) {
+    const list = Array.isArray(value) ? value : [value];
+    if (!list.every((item) => typeof item === "string"))
+      throw new ConfigError(`${where}: '${key}' must be a string or a list of strings`);
+    (flags as Record<string, unknown>)[flag] = list;
+    return;
+  }
+  if (typeof value !== "string" && typeof value !== "number")
+    throw new ConfigError(`${where}: '${key}' must be a string or a number`);
+  (flags as Record<string, unknown>)[flag] = String(value);
+}

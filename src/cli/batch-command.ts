@@ -1,0 +1,240 @@
+/**
+ * `harness batch TASKS.jsonl`: many tasks, each in its own sandbox, at most `--concurrency` at once,
+ * one results line per task, a transcript per task, a summary at the end (src/batch/README.md).
+ * Ctrl-C or SIGTERM stops starting tasks and ends the running ones cleanly; the same command again
+ * resumes. Exit codes: BATCH_EXIT (src/batch/batch-summary.ts).
+ */
+import { existsSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { ZERO_USAGE } from "../agent/usage.js";
+import { withSharedBackoff } from "../batch/backoff-model-client.js";
+import { type BatchProgress, createProgress } from "../batch/batch-progress.js";
+import { BatchSpend } from "../batch/batch-spend.js";
+import { formatSummary } from "../batch/batch-summary.js";
+import { defaultConcurrency } from "../batch/default-concurrency.js";
+import { type BatchResult, ResultsWriter, type RetryMode, readResults } from "../batch/results-file.js";
+import { runBatch } from "../batch/run-batch.js";
+import { SharedBackoff } from "../batch/shared-backoff.js";
+import { readTaskFile } from "../batch/task-file.js";
+import { type PlannedTask, planTasks } from "../batch/task-plan.js";
+import type { CliFlags } from "../config.js";
+import { ConfigError } from "../errors.js";
+import type { ModelClient } from "../model/model-client.js";
+import { buildResult } from "../output/result-summary.js";
+import { connectDocker } from "../sandbox/docker/docker-client.js";
+import { ensureSandboxImage } from "../sandbox/docker/image.js";
+import type { Interrupts } from "./interrupts.js";
+import { exitCodeForError } from "./report-error.js";
+import { runTask } from "./run-task.js";
+import { openSandbox } from "./sandbox-from-config.js";
+
+/** `harness batch`'s own flags, besides the sandbox and model flags every task inherits. */
+export interface BatchFlags extends CliFlags {
+  concurrency?: string;
+  results?: string;
+  transcripts?: string;
+  retry?: string;
+}
+
+/** What the command may be given instead of the process's own (tests and the benchmark). */
+export interface BatchCommandDeps {
+  /** Makes a task's model client; default: the Anthropic client with its own retries off. */
+  createModel?: (planned: PlannedTask) => Promise<ModelClient>;
+  stdout?: NodeJS.WritableStream;
+  stderr?: NodeJS.WritableStream & { isTTY?: boolean };
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function batchCommand(
+  tasksPath: string,
+  flags: BatchFlags,
+  interrupts: Pick<Interrupts, "begin" | "end">,
+  deps: BatchCommandDeps = {},
+): Promise<number> {
+  const env = deps.env ?? process.env;
+  const stdout = deps.stdout ?? process.stdout;
+  const stderr = deps.stderr ?? process.stderr;
+  const {
+    concurrency: concurrencyFlag,
+    results: resultsFlag,
+    transcripts,
+    retry: retryFlag,
+    ...rest
+  } = flags;
+  // The batch's --max-budget-usd is over the batch; a task's own `maxBudgetUsd` stays the run's.
+  const { maxBudgetUsd: budgetFlag, outputFormat, ...taskFlags } = rest;
+  const format = outputFormat ?? "text";
+  if (format !== "text" && format !== "json")
+    throw new ConfigError(`--output-format must be text or json, got '${format}'`);
+  const concurrency = positiveInt("--concurrency", concurrencyFlag) ?? defaultConcurrency();
+  const retry = retryMode(retryFlag);
+  const budget = budgetFlag === undefined ? undefined : Number(budgetFlag);
+  if (budget !== undefined && !(Number.isFinite(budget) && budget > 0))
+    throw new ConfigError(`--max-budget-usd must be a positive number, got '${budgetFlag}'`);
+
+  const planned = planTasks(readTaskFile(tasksPath), taskFlags, env);
+  const unpriced = planned.find((p) => p.agentConfig.pricing === undefined);
+  if (budget !== undefined && unpriced)
+    throw new ConfigError(
+      `--max-budget-usd needs prices, and none are known for model '${unpriced.agentConfig.model}' (task '${unpriced.task.id}'): set HARNESS_PRICE_INPUT and HARNESS_PRICE_OUTPUT`,
+    );
+  const resultsPath = resolve(resultsFlag ?? defaultResultsPath(tasksPath));
+  const transcriptsDir = resolve(transcripts ?? `${resultsPath.replace(/\.jsonl$/, "")}.transcripts`);
+  const recorded = readResults(resultsPath);
+
+  const progress = createProgress({ out: stderr, total: planned.length });
+  if (recorded.unreadable > 0)
+    progress.note(
+      `${recorded.unreadable} unreadable line(s) in ${resultsPath} skipped (cut off by a crash?)`,
+    );
+  // One image build before any task: N tasks opening at once must not build it N times.
+  if (planned.some((p) => p.sandboxConfig.image === undefined)) {
+    await ensureSandboxImage(await connectDocker(env), (line) => progress.note(line));
+  }
+
+  const backoff = new SharedBackoff();
+  const spend = new BatchSpend();
+  const createModel = deps.createModel ?? anthropicModel;
+  const names = new Set<string>();
+  const { signal, release } = batchSignal(interrupts, progress);
+  try {
+    const outcome = await runBatch({
+      planned,
+      recorded: recorded.byId,
+      retry,
+      concurrency,
+      signal,
+      maxBudgetUsd: budget,
+      spentUsd: () => spend.usd,
+      writer: new ResultsWriter(resultsPath),
+      progress,
+      rateLimitPauses: () => backoff.pauses,
+      crashResult,
+      runOne: async (task, taskSignal) => {
+        const runId = transcriptName(transcriptsDir, task.task.id, names);
+        const transcriptPath = join(transcriptsDir, `${runId}.jsonl`);
+        const model = spend.track(
+          withSharedBackoff(await createModel(task), backoff),
+          task.agentConfig.pricing,
+        );
+        const { result, sandboxStartMs } = await runTask({
+          task: task.task.task,
+          agentConfig: task.agentConfig,
+          sandboxConfig: task.sandboxConfig,
+          model,
+          runId,
+          transcriptPath,
+          diffPath: join(transcriptsDir, `${runId}.diff`),
+          // Every task's container goes at its end: a batch leaves nothing running.
+          openSandbox: (config) =>
+            openSandbox(config, {
+              removeOnStop: true,
+              progress: (line) => progress.note(`${task.task.id}: ${line}`),
+            }),
+          signal: taskSignal,
+          progress: (line) => progress.note(`${task.task.id}: ${line}`),
+        });
+        return {
+          ...result,
+          task_id: task.task.id,
+          sandbox_start_ms: sandboxStartMs === undefined ? null : Math.round(sandboxStartMs),
+        };
+      },
+    });
+    progress.close();
+    const { summary } = outcome;
+    if (format === "json") stdout.write(`${JSON.stringify(summary)}\n`);
+    else stdout.write(formatSummary(summary, { results: resultsPath, transcripts: transcriptsDir }));
+    return summary.exit_code;
+  } finally {
+    progress.close();
+    release();
+  }
+}
+
+/** The Anthropic client with its own retries off: the batch's shared backoff retries instead. */
+async function anthropicModel(planned: PlannedTask): Promise<ModelClient> {
+  const { AnthropicModelClient } = await import("../model/anthropic-model-client.js");
+  const { apiKey, model, baseURL } = planned.agentConfig;
+  return new AnthropicModelClient({ apiKey, model, maxRetries: 0, ...(baseURL ? { baseURL } : {}) });
+}
+
+/**
+ * One signal for the whole batch: the first Ctrl-C (through `interrupts`, whose second press quits at
+ * once) or a SIGTERM aborts it. `release` removes the SIGTERM handler.
+ */
+function batchSignal(
+  interrupts: Pick<Interrupts, "begin" | "end">,
+  progress: BatchProgress,
+): { signal: AbortSignal; release: () => void } {
+  const term = new AbortController();
+  const onTerm = () => term.abort();
+  process.on("SIGTERM", onTerm);
+  const signal = AbortSignal.any([interrupts.begin(), term.signal]);
+  signal.addEventListener(
+    "abort",
+    () => progress.note("stopping: no new task starts; running tasks end and their containers are removed"),
+    { once: true },
+  );
+  return {
+    signal,
+    release: () => {
+      process.off("SIGTERM", onTerm);
+      interrupts.end();
+    },
+  };
+}
+
+/** A result for a task whose run threw after all (a bug), so it is recorded like any other. */
+function crashResult(planned: PlannedTask, error: unknown): BatchResult {
+  const { agentConfig } = planned;
+  const result = buildResult(
+    {
+      model: agentConfig.model,
+      runId: planned.task.id,
+      pricing: agentConfig.pricing,
+      maxBudgetUsd: undefined,
+    },
+    {
+      status: "error",
+      exitCode: exitCodeForError(error),
+      turns: 0,
+      usage: { ...ZERO_USAGE },
+      finalText: "",
+      error,
+      durationMs: 0,
+      apiDurationMs: 0,
+      transcriptPath: null,
+    },
+  );
+  return { ...result, task_id: planned.task.id, sandbox_start_ms: null };
+}
+
+/** tasks.jsonl → tasks.results.jsonl beside it. */
+function defaultResultsPath(tasksPath: string): string {
+  const name = basename(tasksPath).replace(/\.jsonl?$/, "");
+  return join(dirname(tasksPath), `${name}.results.jsonl`);
+}
+
+/** A file-safe name for the task's transcript, used neither by an earlier attempt nor by another task. */
+function transcriptName(dir: string, id: string, taken: Set<string>): string {
+  const safe = id.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, 100) || "task";
+  let name = safe;
+  for (let n = 2; taken.has(name) || existsSync(join(dir, `${name}.jsonl`)); n += 1) name = `${safe}.${n}`;
+  taken.add(name);
+  return name;
+}
+
+function positiveInt(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new ConfigError(`${flag} must be a positive whole number, got '${value}'`);
+  return n;
+}
+
+function retryMode(value: string | undefined): RetryMode {
+  if (value === undefined) return "none";
+  if (value === "failed" || value === "errors") return value;
+  throw new ConfigError(`--retry must be failed or errors, got '${value}'`);
+}

@@ -10,6 +10,7 @@ import { createServer as createHttpsServer } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
+import { afterAll, beforeAll } from "vitest";
 import type { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import type { EgressRecord } from "../../src/sandbox/sandbox.js";
 
@@ -177,6 +178,45 @@ export function privateStateHome(): { path: string; [Symbol.dispose](): void } {
       if (before === undefined) delete process.env["XDG_STATE_HOME"];
       else process.env["XDG_STATE_HOME"] = before;
       rmSync(path, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The origins and the private state home a test file shares, started before its tests. */
+export interface SharedOrigins {
+  /** Plain HTTP. */
+  readonly origin: Origin;
+  /** HTTPS with a self-signed certificate. */
+  readonly tlsOrigin: Origin;
+}
+
+/**
+ * Call inside a `describe`: a private XDG_STATE_HOME (gateway sockets and transcripts go there) and
+ * both origins, for every test of the block; all of it closed after the last one.
+ */
+export function useOrigins(): SharedOrigins {
+  let state: ReturnType<typeof privateStateHome> | undefined;
+  let origins: { origin: Origin; tlsOrigin: Origin } | undefined;
+  beforeAll(async () => {
+    state = privateStateHome();
+    origins = { origin: await startOrigin(), tlsOrigin: await startTlsOrigin() };
+  });
+  afterAll(async () => {
+    await origins?.origin[Symbol.asyncDispose]();
+    await origins?.tlsOrigin[Symbol.asyncDispose]();
+    state?.[Symbol.dispose]();
+  });
+  const started = () => {
+    if (origins === undefined)
+      throw new Error("useOrigins(): the origins run only inside the describe's tests");
+    return origins;
+  };
+  return {
+    get origin() {
+      return started().origin;
+    },
+    get tlsOrigin() {
+      return started().tlsOrigin;
     },
   };
 }

@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync } from "node:fs";
 import Docker from "dockerode";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, SandboxError } from "../../src/errors.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import type { DockerSandboxOptions } from "../../src/sandbox/docker/docker-sandbox-options.js";
@@ -20,10 +20,8 @@ import {
   loopbackLookup,
   ORIGIN,
   type Origin,
-  privateStateHome,
   pythonGet,
-  startOrigin,
-  startTlsOrigin,
+  useOrigins,
 } from "./egress-fixture.js";
 
 /** Processes of the sandbox's container whose command line names the relay (`docker top`). */
@@ -37,19 +35,11 @@ async function relayProcesses(containerId: string): Promise<string[]> {
 }
 
 describe.skipIf(skipDocker)("allowlist mode through the sandbox", () => {
-  let state: ReturnType<typeof privateStateHome>;
+  const shared = useOrigins();
   let origin: Origin;
   let tlsOrigin: Origin;
-
-  beforeAll(async () => {
-    state = privateStateHome();
-    origin = await startOrigin();
-    tlsOrigin = await startTlsOrigin();
-  });
-  afterAll(async () => {
-    await origin[Symbol.asyncDispose]();
-    await tlsOrigin[Symbol.asyncDispose]();
-    state[Symbol.dispose]();
+  beforeAll(() => {
+    ({ origin, tlsOrigin } = shared);
   });
 
   function options(workspace: string, more: Partial<DockerSandboxOptions> = {}): DockerSandboxOptions {

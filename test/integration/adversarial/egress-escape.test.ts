@@ -5,7 +5,7 @@
  * through the injected resolver; the only non-loopback address tried is TEST-NET-3, and only after
  * the routing table showed there is no route.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import type { DockerSandboxOptions } from "../../../src/sandbox/docker/docker-sandbox-options.js";
 import { SANDBOX_DEFAULTS } from "../../../src/sandbox/sandbox-request.js";
@@ -17,10 +17,8 @@ import {
   loopbackLookup,
   ORIGIN,
   type Origin,
-  privateStateHome,
   pythonGet,
-  startOrigin,
-  startTlsOrigin,
+  useOrigins,
 } from "../egress-fixture.js";
 
 /**
@@ -51,19 +49,11 @@ function raw(payload: string, how: "half-close" | "open" = "half-close"): string
 }
 
 describe.skipIf(skipDocker)("adversarial: getting around the egress gateway", () => {
-  let state: ReturnType<typeof privateStateHome>;
+  const shared = useOrigins();
   let origin: Origin;
   let tlsOrigin: Origin;
-
-  beforeAll(async () => {
-    state = privateStateHome();
-    origin = await startOrigin();
-    tlsOrigin = await startTlsOrigin();
-  });
-  afterAll(async () => {
-    await origin[Symbol.asyncDispose]();
-    await tlsOrigin[Symbol.asyncDispose]();
-    state[Symbol.dispose]();
+  beforeAll(() => {
+    ({ origin, tlsOrigin } = shared);
   });
 
   /** Allows the plain origin's port only (the TLS origin's port is "another port" on an allowed name). */

@@ -12,6 +12,11 @@ import type { CliFlags } from "./config.js";
 import { RUNS_HELP } from "./runs/retention-defaults.js";
 import { HARNESS_VERSION } from "./version.js";
 
+/** `harness doctor --help`: kept here so --help does not load the doctor's modules. */
+const DOCTOR_HELP_TEXT = `
+Each line is ok, warn (harness runs, with a limit worth knowing) or fail (harness cannot run here),
+and says what to do. Exit status: 0 when harness can run, 1 when a check failed.`;
+
 type Flags = CliFlags & Record<string, unknown>;
 
 /** For repeatable options: each value appended to the ones before. */
@@ -29,6 +34,10 @@ function sandboxOptions(command: Command): Command {
       "run sandbox commands as this user (default: the workspace owner; never root)",
     )
     .option("--runtime <name>", "OCI runtime for the sandbox, e.g. runsc (gVisor) where installed")
+    .option(
+      "--context <name>",
+      "Docker context (engine) to use, as 'docker context ls' lists them (default: DOCKER_HOST, DOCKER_CONTEXT, the current context)",
+    )
     .option("--memory <size>", "sandbox memory limit, e.g. 2g")
     .option("--tmp-size <size>", "size of the sandbox's /tmp (tmpfs, counts against memory), e.g. 512m")
     .option("--home-size <size>", "size of the sandbox's home directory (tmpfs), e.g. 256m")
@@ -225,6 +234,22 @@ async function main(argv: string[]): Promise<number> {
     .action(async (flags: { dryRun?: boolean }) => {
       const { runsPruneCommand } = await import("./cli/runs-command.js");
       exitCode = await runsPruneCommand(flags);
+    });
+
+  program
+    .command("doctor")
+    .description("check whether harness can run here: engine, runtimes, image, workspace, disk")
+    .option("-w, --workspace <dir>", "workspace to check (default: current directory)")
+    .option("--image <name>", "check this image instead of harness's sandbox image")
+    .option("--user <uid[:gid]>", "the user sandbox commands would run as")
+    .option("--runtime <name>", "check this OCI runtime, e.g. runsc")
+    .option("--network <mode>", "the sandbox network the runtime must work with (default none)")
+    .option("--context <name>", "Docker context (engine) to check")
+    .addOption(new Option("--output-format <format>", "text (default) or json").choices(["text", "json"]))
+    .addHelpText("after", () => DOCTOR_HELP_TEXT)
+    .action(async (flags: Flags & { outputFormat?: string }) => {
+      const { doctorCommand } = await import("./cli/doctor-command.js");
+      exitCode = await doctorCommand(flags);
     });
 
   program

@@ -34,6 +34,8 @@ export interface CliFlags {
   protect?: string[] | false;
   /** `--isolation bind|copy`. */
   isolation?: string;
+  /** `--context NAME`: the Docker context (engine) to use. */
+  context?: string;
   /** `--copy-limit SIZE`, e.g. 2g. */
   copyLimit?: string;
   /** `--allow-host PATTERN` (repeatable): allowlist mode's entries. */
@@ -186,6 +188,8 @@ export function loadSandboxConfig(
       extraPaths: (flags.protect || []).map(normalizeProtectPath),
     }),
     isolation,
+    isolationExplicit: flags.isolation !== undefined,
+    dockerContext: flags.context,
     copyLimitBytes: parseByteSize("--copy-limit", flags.copyLimit),
     timeoutMs: timeoutMs(flags.timeout ?? env["HARNESS_TIMEOUT"]),
     egress: loadEgressConfig(env, flags, network, options.inheritEgress),

@@ -109,7 +109,7 @@ async function replayIn<T>(
   temporary: boolean,
   work: (sandbox: Awaited<ReturnType<typeof openSandbox>>) => Promise<T>,
 ): Promise<T> {
-  if (!temporary) await removeExistingContainers(config.workspace);
+  if (!temporary) await removeExistingContainers(config.workspace, config.dockerContext);
   await using sandbox = await openSandbox(config, { removeOnStop: true });
   // Awaited here: a bare `return work(…)` would dispose of (remove) the sandbox while it still runs.
   return await work(sandbox);
@@ -119,10 +119,10 @@ async function replayIn<T>(
  * A workspace's container is long-lived and would be reused, with whatever earlier runs left in its
  * /tmp and home; a replay must start from a new one. The next `harness run` recreates it.
  */
-async function removeExistingContainers(workspace: string): Promise<void> {
+async function removeExistingContainers(workspace: string, context: string | undefined): Promise<void> {
   const resolved = await realpath(workspace).catch(() => undefined);
   if (resolved === undefined) return; // opening the sandbox reports the missing workspace
-  const docker = await connectDocker();
+  const docker = await connectDocker(process.env, context);
   const removed = await removeHarnessContainers(docker, await listHarnessContainers(docker, resolved));
   for (const c of removed)
     process.stderr.write(`harness: removed the workspace's container ${c.id} so the replay starts fresh\n`);

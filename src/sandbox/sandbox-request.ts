@@ -94,6 +94,13 @@ export interface SandboxRequest {
    * changes come back only through `Sandbox.copy`.
    */
   isolation?: "bind" | "copy" | undefined;
+  /**
+   * True when the user named the isolation: a remote engine then refuses "bind" instead of
+   * switching to "copy" by itself.
+   */
+  isolationExplicit?: boolean | undefined;
+  /** Docker context to use (`--context`); default: DOCKER_HOST, DOCKER_CONTEXT, the current context. */
+  dockerContext?: string | undefined;
   /** Copy isolation's size limit. */
   copyLimitBytes?: number | undefined;
   /** Per-command timeout when a call gives none. */

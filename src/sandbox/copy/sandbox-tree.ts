@@ -48,11 +48,15 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
   const extract = tarExtract();
   source.on("error", (error) => extract.destroy(error));
   source.pipe(extract);
+  let prefix = options.stripPrefix;
+  let first = true;
   for await (const entry of extract) {
     const h = entry.header;
-    const parts = h.name.startsWith(options.stripPrefix)
-      ? safeComponents(h.name.slice(options.stripPrefix.length))
-      : undefined;
+    // Podman 4.3 names a stopped container's volume "/" (then "/a.txt", ...), not "workspace/":
+    // the first entry says which naming the whole archive uses.
+    if (first && h.name === "/" && h.type === "directory") prefix = "/";
+    first = false;
+    const parts = h.name.startsWith(prefix) ? safeComponents(h.name.slice(prefix.length)) : undefined;
     const path = Array.isArray(parts) ? parts.join("/") : undefined;
     const hash = createHash("sha256");
     const chunks: Buffer[] = [];
@@ -70,8 +74,7 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
       if (keep) chunks.push(bytes);
     }
     if (path === undefined) {
-      if (h.name !== options.stripPrefix && `${h.name}/` !== options.stripPrefix)
-        result.unsafeNames.push(h.name);
+      if (h.name !== prefix && `${h.name}/` !== prefix) result.unsafeNames.push(h.name);
       continue;
     }
     if (path === "") continue;
@@ -84,7 +87,7 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
     if (h.type === "symlink") entryOut.linkname = h.linkname;
     if (h.type === "link") {
       // Docker archives a second name of a file as a hard link to the first: same content.
-      const target = safeComponents(h.linkname.slice(options.stripPrefix.length));
+      const target = safeComponents(h.linkname.slice(prefix.length));
       const linked = Array.isArray(target) ? result.tree.get(target.join("/")) : undefined;
       Object.assign(entryOut, { type: "file", size: linked?.size ?? 0, sha256: linked?.sha256 });
       entryOut.hardLinkTo = Array.isArray(target) ? target.join("/") : h.linkname;

@@ -7,6 +7,7 @@ import type Docker from "dockerode";
 import { type ProtectedMount, protectedBindMounts } from "../host/protected-paths.js";
 import { parseUserIds } from "../host/workspace.js";
 import { EGRESS_MOUNT } from "./egress-relay-script.js";
+import { DOCKER_ENGINE, type EngineSettings } from "./engine-kind.js";
 import { CONTAINER_HEALTH_SCRIPT, INIT_SCRIPT, STATE_DIR } from "./exec/exec-scripts.js";
 import { seccompSecurityOpt } from "./seccomp-profile.js";
 
@@ -66,9 +67,22 @@ export function sandboxEnv(): string[] {
   ];
 }
 
-function tmpfsOptions(sizeMiB: number, owner: string | undefined, mode: string, noexec = false): string {
+/**
+ * A tmpfs owned by `owner` when given. Docker passes `uid=`/`gid=` on to the mount; Podman (4.3)
+ * refuses them ("unknown mount option") and has `U` instead: it mounts the tmpfs with uid=/gid= of
+ * the container's User, which is `owner` itself, so the mount is the same (checked in
+ * /proc/mounts by test/integration/conformance-podman.test.ts).
+ */
+function tmpfsOptions(
+  sizeMiB: number,
+  owner: string | undefined,
+  mode: string,
+  noexec = false,
+  engine: EngineSettings = DOCKER_ENGINE,
+): string {
   const ids = owner === undefined ? undefined : parseUserIds(owner);
-  const ownerOpts = ids === undefined ? "" : `,uid=${ids.uid},gid=${ids.gid}`;
+  const ownerOpts =
+    ids === undefined ? "" : engine.kind === "podman" ? ",U" : `,uid=${ids.uid},gid=${ids.gid}`;
   return `rw,nosuid,nodev${noexec ? ",noexec" : ""},size=${sizeMiB}m,mode=${mode}${ownerOpts}`;
 }
 
@@ -85,8 +99,17 @@ function egressMounts(s: SandboxSettings): Docker.MountSettings[] {
   return [{ Type: "bind", Source: s.egressSocketDir, Target: EGRESS_MOUNT, ReadOnly: true }];
 }
 
+/** Podman only: the limits it would otherwise set too high for some hosts (engine-kind.ts). */
+function podmanUlimits(engine: EngineSettings): Docker.HostConfig["Ulimits"] & object {
+  if (engine.kind !== "podman") return [];
+  return [
+    { Name: "nofile", Soft: engine.nofile, Hard: engine.nofile },
+    { Name: "nproc", Soft: engine.nproc, Hard: engine.nproc },
+  ];
+}
+
 /** The HostConfig part: every limit and every dropped privilege. */
-export function hostConfig(s: SandboxSettings): Docker.HostConfig {
+export function hostConfig(s: SandboxSettings, engine: EngineSettings = DOCKER_ENGINE): Docker.HostConfig {
   const workspace: Docker.MountSettings[] =
     s.isolation === "copy"
       ? [copyVolumeMount(s.workdir)]
@@ -99,12 +122,16 @@ export function hostConfig(s: SandboxSettings): Docker.HostConfig {
     NetworkMode: s.network,
     CapDrop: ["ALL"],
     // Docker's default seccomp profile plus rules refusing setuid/setgid modes (seccomp-profile.ts).
-    SecurityOpt: ["no-new-privileges:true", seccompSecurityOpt()],
+    // Podman takes the profile as a file path (podman-seccomp.ts), Docker as its content.
+    SecurityOpt: [
+      "no-new-privileges:true",
+      engine.kind === "podman" ? `seccomp=${engine.seccompProfilePath}` : seccompSecurityOpt(),
+    ],
     ReadonlyRootfs: true,
     Tmpfs: {
       "/tmp": tmpfsOptions(s.tmpSizeMiB, undefined, "1777"),
-      [HOME_DIR]: tmpfsOptions(s.homeSizeMiB, s.user, "0700"),
-      [STATE_DIR]: tmpfsOptions(1, s.user, "0700", true),
+      [HOME_DIR]: tmpfsOptions(s.homeSizeMiB, s.user, "0700", false, engine),
+      [STATE_DIR]: tmpfsOptions(1, s.user, "0700", true, engine),
     },
     Memory: s.memoryBytes,
     MemorySwap: s.memoryBytes,
@@ -114,8 +141,9 @@ export function hostConfig(s: SandboxSettings): Docker.HostConfig {
     Privileged: false,
     Init: false,
     RestartPolicy: { Name: "no" },
-    Ulimits: [{ Name: "core", Soft: 0, Hard: 0 }],
+    Ulimits: [{ Name: "core", Soft: 0, Hard: 0 }, ...podmanUlimits(engine)],
     ...(s.runtime ? { Runtime: s.runtime } : {}),
+    ...(engine.kind === "podman" && engine.rootless ? { UsernsMode: "keep-id" } : {}),
   };
 }
 
@@ -143,8 +171,11 @@ export const HEALTHCHECK: Docker.HealthConfig = {
   Retries: 3,
 };
 
-/** The full create request, minus name and labels. */
-export function containerCreateOptions(s: SandboxSettings): Docker.ContainerCreateOptions {
+/** The full create request, minus name and labels; `engine` changes only what Podman reads otherwise. */
+export function containerCreateOptions(
+  s: SandboxSettings,
+  engine: EngineSettings = DOCKER_ENGINE,
+): Docker.ContainerCreateOptions {
   return {
     Image: s.image,
     Cmd: ["/bin/sh", "-c", INIT_SCRIPT],
@@ -157,7 +188,7 @@ export function containerCreateOptions(s: SandboxSettings): Docker.ContainerCrea
     StopTimeout: 1,
     Healthcheck: HEALTHCHECK,
     NetworkDisabled: s.network === "none",
-    HostConfig: hostConfig(s),
+    HostConfig: hostConfig(s, engine),
   };
 }
 

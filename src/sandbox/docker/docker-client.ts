@@ -1,29 +1,81 @@
 /** Connecting to the Docker engine, with a failure the CLI can print as one line. */
+import { Agent as HttpsAgent } from "node:https";
 import Docker from "dockerode";
 import { SandboxError } from "../../errors.js";
+import { type DockerEndpoint, resolveDockerEndpoint } from "./docker-endpoint.js";
 
-/** Where dockerode will connect: DOCKER_HOST if set, else the default socket. */
-export function dockerEndpoint(env: NodeJS.ProcessEnv = process.env): string {
-  return env["DOCKER_HOST"] || "unix:///var/run/docker.sock";
+/** Where harness will connect: the resolved endpoint's URL (docker-endpoint.ts). */
+export function dockerEndpoint(env: NodeJS.ProcessEnv = process.env, context?: string): string {
+  return resolveDockerEndpoint(env, context).host;
 }
 
-/** A client for the engine at DOCKER_HOST or the default socket, checked with a ping. */
-export async function connectDocker(env: NodeJS.ProcessEnv = process.env): Promise<Docker> {
-  if (dockerEndpoint(env).startsWith("ssh://")) {
+/** A connected engine client and where it points. */
+export interface DockerEngine {
+  docker: Docker;
+  endpoint: DockerEndpoint;
+}
+
+/** Client options for a unix:// or tcp:// endpoint. */
+function clientOptions(endpoint: DockerEndpoint): Docker.DockerOptions {
+  if (endpoint.host.startsWith("unix://"))
+    return { socketPath: endpoint.host.slice(7) || "/var/run/docker.sock" };
+  const url = new URL(endpoint.host);
+  if (url.protocol !== "tcp:")
+    throw new SandboxError(
+      `${endpoint.source}: ${endpoint.host}: harness connects over unix:// and tcp:// only`,
+    );
+  const tls = endpoint.tls;
+  if (!tls) return { host: url.hostname, port: url.port || "2375", protocol: "http" };
+  // An agent of our own carries the TLS settings: docker-modem has no option for SkipTLSVerify.
+  const agent = new HttpsAgent({
+    keepAlive: true,
+    ...(tls.ca ? { ca: tls.ca } : {}),
+    ...(tls.cert ? { cert: tls.cert } : {}),
+    ...(tls.key ? { key: tls.key } : {}),
+    rejectUnauthorized: tls.verify,
+  });
+  // docker-modem passes `agent` on to every request; @types/dockerode does not list it.
+  const options: Docker.DockerOptions & { agent: HttpsAgent } = {
+    host: url.hostname,
+    port: url.port || "2376",
+    protocol: "https",
+    agent,
+  };
+  return options;
+}
+
+/**
+ * A client for the engine `env` and `context` name (docker-endpoint.ts: `--context`, DOCKER_HOST,
+ * DOCKER_CONTEXT, the docker config's current context), checked with a ping.
+ */
+export async function connectEngine(
+  env: NodeJS.ProcessEnv = process.env,
+  context?: string,
+): Promise<DockerEngine> {
+  const endpoint = resolveDockerEndpoint(env, context);
+  if (endpoint.host.startsWith("ssh://")) {
     // The bundle leaves out ssh2 (it costs start-up time on every call; see scripts/build.mjs).
     throw new SandboxError(
-      `DOCKER_HOST=${dockerEndpoint(env)}: ssh:// is not supported; forward the remote socket (ssh -L) and use unix:// or tcp://`,
+      `${endpoint.source}: ${endpoint.host}: ssh:// engines are not supported yet; forward the remote socket ('ssh -NL /tmp/docker.sock:/var/run/docker.sock HOST') and set DOCKER_HOST=unix:///tmp/docker.sock`,
     );
   }
-  const docker = new Docker();
+  const docker = new Docker(clientOptions(endpoint));
   try {
     await docker.ping();
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    const tlsHint = endpoint.tls
+      ? " Check the TLS files (ca.pem, cert.pem, key.pem): the engine must accept the client certificate."
+      : "";
     throw new SandboxError(
-      `Docker is not reachable at ${dockerEndpoint(env)} (${reason}). Start the engine (e.g. 'sudo systemctl start docker', or 'dockerd &' as root) or point DOCKER_HOST at it.`,
+      `Docker is not reachable at ${endpoint.host} from ${endpoint.source} (${reason}).${tlsHint} Start the engine (e.g. 'sudo systemctl start docker', or 'dockerd &' as root) or point DOCKER_HOST at it.`,
       { cause: error },
     );
   }
-  return docker;
+  return { docker, endpoint };
+}
+
+/** A client for the engine as `connectEngine` resolves it, checked with a ping. */
+export async function connectDocker(env: NodeJS.ProcessEnv = process.env, context?: string): Promise<Docker> {
+  return (await connectEngine(env, context)).docker;
 }

@@ -17,8 +17,10 @@ export interface DockerSandboxOptions extends SandboxRequest {
   removeOnStop?: boolean | undefined;
   /** Image build progress and lifecycle messages, for the user (not the model). */
   onProgress?: ((line: string) => void) | undefined;
-  /** An engine client; default: DOCKER_HOST or the local socket. */
+  /** An engine client; default: the engine `dockerEnv` and `dockerContext` name (docker-endpoint.ts). */
   docker?: Docker | undefined;
+  /** The environment the engine is resolved from (DOCKER_HOST, DOCKER_CONTEXT, HOME…); default: process.env. */
+  dockerEnv?: NodeJS.ProcessEnv | undefined;
   /**
    * Allowlist mode: how the gateway resolves an allowed name (default: the host's resolver). Tests
    * map documentation names to loopback with it. Contract: rejects for a name it cannot resolve.

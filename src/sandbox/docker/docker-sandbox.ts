@@ -20,10 +20,11 @@ import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { BindIsolation } from "./bind-isolation.js";
 import { type AcquireResult, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
 import { containerCreateOptions, type SandboxSettings } from "./container-spec.js";
-import { connectDocker } from "./docker-client.js";
+import { connectEngine, type DockerEngine } from "./docker-client.js";
 import { checkEgressNetwork, type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
 import { RelayStartError } from "./egress-relay.js";
 import { EgressSession } from "./egress-session.js";
+import { engineSettings } from "./engine-kind.js";
 import { type ExecOutcome, runDockerExec } from "./exec/docker-exec.js";
 import { runSimpleExec } from "./exec/exec-helper.js";
 import { neverStarted, toExecResult } from "./exec/exec-outcome.js";
@@ -31,7 +32,9 @@ import { HEALTH_SCRIPT } from "./exec/exec-scripts.js";
 import { ensureSandboxImage } from "./image.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation.js";
+import { isolationForEngine } from "./remote-engine.js";
 import { removeContainer } from "./remove-container.js";
+import { checkRuntime } from "./runtime-check.js";
 import { resolveSandboxUser } from "./sandbox-user.js";
 
 const log = createDebug("harness:docker");
@@ -99,10 +102,17 @@ export class DockerSandbox implements Sandbox {
     const { path: workspace, owner } = await resolveWorkspace(options.workspace);
     // Canonical "uid:gid", never root in any spelling: this is the only user string Docker gets.
     const user = resolveSandboxUser(workspace, owner, options.user);
-    const docker = options.docker ?? (await connectDocker());
+    const engine = options.docker ? undefined : await connectEngine(options.dockerEnv, options.dockerContext);
+    const docker = options.docker ?? (engine as DockerEngine).docker;
+    // A remote engine cannot mount this machine's workspace: copy isolation (remote-engine.ts).
+    const isolationKind = engine
+      ? isolationForEngine(options, engine.endpoint)
+      : (options.isolation ?? "bind");
+    if (options.runtime)
+      await checkRuntime(docker, options.runtime, options.network ?? SANDBOX_DEFAULTS.network);
     const workdir = options.workdir ?? SANDBOX_DEFAULTS.workdir;
     const isolation: Isolation =
-      options.isolation === "copy"
+      isolationKind === "copy"
         ? await CopyIsolation.prepare(docker, workspace, user, workdir, {
             copyLimitBytes: options.copyLimitBytes ?? SANDBOX_DEFAULTS.copyLimitBytes,
             protect: options.protect,
@@ -133,7 +143,7 @@ export class DockerSandbox implements Sandbox {
         protectedMounts: isolation.protectedMounts,
         egressSocketDir: egress?.socketDir,
       });
-      const base = containerCreateOptions(settings);
+      const base = containerCreateOptions(settings, await engineSettings(docker));
       const createOptions = { ...base, Labels: isolation.labels(base, imageId) };
       const { container, acquired } = await isolation.acquire(createOptions);
       log("container %s %s for %s", container.id.slice(0, 12), acquired, workspace);

@@ -11,6 +11,7 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { pack } from "tar-stream";
 import { SandboxError } from "../../errors.js";
+import { detectEngineKind } from "./engine-kind.js";
 
 const log = createDebug("harness:docker");
 
@@ -53,6 +54,17 @@ export function contextHash(dir: string): string {
 }
 
 export type BuildProgress = (line: string) => void;
+
+/** When the build failed for want of its base image, how to get it onto this engine. */
+async function baseImageHint(docker: Docker, text: string): Promise<string> {
+  if (!/pull access denied|failed to resolve|not found|manifest unknown|no such host|dial tcp/i.test(text))
+    return "";
+  // Podman builds from its own image store, which Docker's base image does not reach by itself.
+  const engine = await detectEngineKind(docker).catch(() => "docker");
+  return engine === "podman"
+    ? " The base image is not in Podman's store and could not be pulled: copy it from Docker ('docker save debian:bookworm-slim | podman load', or 'bash scripts/ensure-podman.sh' as root)."
+    : " The base image could not be pulled: run 'npm run base-image' to build it from Debian's packages.";
+}
 
 /**
  * Returns the tag of the sandbox image for `dir`, building it first if no image has that tag.
@@ -99,14 +111,9 @@ export async function ensureSandboxImage(
         if (event.error) logLines.push(event.error);
       },
     );
-  }).catch((error: Error) => {
+  }).catch(async (error: Error) => {
     const tail = logLines.slice(-20).join("\n");
-    const hint =
-      /pull access denied|failed to resolve|not found|manifest unknown|no such host|dial tcp/i.test(
-        `${error.message}\n${tail}`,
-      )
-        ? " The base image could not be pulled: run 'npm run base-image' to build it from Debian's packages."
-        : "";
+    const hint = await baseImageHint(docker, `${error.message}\n${tail}`);
     throw new SandboxError(`building the sandbox image failed: ${error.message}.${hint}\n${tail}`, {
       cause: error,
     });
@@ -115,9 +122,9 @@ export async function ensureSandboxImage(
   try {
     await docker.getImage(tag).inspect();
   } catch (error) {
-    throw new SandboxError(`building the sandbox image failed:\n${logLines.slice(-20).join("\n")}`, {
-      cause: error,
-    });
+    const tail = logLines.slice(-20).join("\n");
+    const hint = await baseImageHint(docker, tail);
+    throw new SandboxError(`building the sandbox image failed.${hint}\n${tail}`, { cause: error });
   }
   log("built %s", tag);
   return tag;

@@ -11,6 +11,9 @@ import { SandboxError } from "../../errors.js";
 import { dockerStatus, sandboxError } from "./docker-errors.js";
 import { LABEL_MANAGED, LABEL_WORKSPACE } from "./labels.js";
 
+/** States in which a container's processes exist (and may run again, paused ones on unpause). */
+const LIVE_STATES = new Set(["running", "paused", "restarting"]);
+
 function overlaps(a: string, b: string): boolean {
   return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
 }
@@ -20,15 +23,15 @@ function overlaps(a: string, b: string): boolean {
  * holds it. Returns their names, for the user. Fails (never skips) when one cannot be stopped.
  */
 export async function stopContainersSharing(docker: Docker, root: string): Promise<string[]> {
+  // The states are picked here, not by a `status` filter: Podman refuses "restarting" there.
   const found = await docker
-    .listContainers({
-      filters: { label: [`${LABEL_MANAGED}=true`], status: ["running", "paused", "restarting"] },
-    })
+    .listContainers({ all: true, filters: { label: [`${LABEL_MANAGED}=true`] } })
     .catch((error: unknown) => {
       throw sandboxError("listing sandbox containers failed", error);
     });
   const stopped: string[] = [];
   for (const info of found) {
+    if (!LIVE_STATES.has(info.State)) continue;
     const workspace = info.Labels[LABEL_WORKSPACE] ?? "";
     if (workspace.startsWith("copy:") || !overlaps(workspace, root)) continue;
     const container = docker.getContainer(info.Id);

@@ -38,9 +38,14 @@ async function extractBeneath(
   const extract = tarExtract();
   source.on("error", (error) => extract.destroy(error));
   source.pipe(extract);
+  let prefix = options.stripPrefix ?? "";
+  let first = true;
   for await (const entry of extract) {
     const name = entry.header.name;
-    const prefix = options.stripPrefix ?? "";
+    // Podman 4.3 names a stopped container's volume "/" (then "/a.txt", ...), not "workspace/":
+    // the first entry says which naming the whole archive uses (as in copy/sandbox-tree.ts).
+    if (first && name === "/" && entry.header.type === "directory" && prefix !== "") prefix = "/";
+    first = false;
     const refuse = (reason: string, path = name) => {
       result.refused.push({ path, reason });
       refusedPaths.push(path);

@@ -37,6 +37,32 @@ describe("readSandboxTree", () => {
     expect(unsafeNames).toEqual(["workspace/../evil"]);
   });
 
+  it('reads Podman\'s naming of a stopped container\'s volume ("/", "/a.txt") only when it comes first', async () => {
+    const podman = await readSandboxTree(
+      tarOf([
+        { name: "/", type: "directory", mode: 0o755 },
+        { name: "/a.txt", content: "a" },
+        { name: "/h.txt", type: "link", linkname: "/a.txt" },
+        { name: "/../evil", content: "e" },
+      ]),
+      options(new Map()),
+    );
+    expect([...podman.tree.keys()]).toEqual(["a.txt", "h.txt"]);
+    expect(podman.tree.get("h.txt")).toMatchObject({ sha256: sha("a"), hardLinkTo: "a.txt" });
+    expect(podman.unsafeNames).toEqual(["/../evil"]);
+    // Docker's naming never switches: a later "/" entry is left out as unsafe.
+    const docker = await readSandboxTree(
+      tarOf([
+        { name: "workspace/", type: "directory", mode: 0o755 },
+        { name: "/", type: "directory", mode: 0o755 },
+        { name: "/a.txt", content: "a" },
+      ]),
+      options(new Map()),
+    );
+    expect([...docker.tree.keys()]).toEqual([]);
+    expect(docker.unsafeNames).toEqual(["/", "/a.txt"]);
+  });
+
   it("stops with a SandboxError when the copy grew past the limit", async () => {
     const read = readSandboxTree(
       tarOf([{ name: "workspace/a", content: "x".repeat(2000) }]),

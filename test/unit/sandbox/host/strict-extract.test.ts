@@ -355,6 +355,22 @@ describe("strictExtract writes ordinary trees", () => {
     expect(readdirSync(ws).sort()).toEqual(["latest", "run.sh", "src"]);
   });
 
+  it("reads Podman's naming of a stopped container's volume (\"/\" first), and nothing escapes it", async () => {
+    const before = outsideListing();
+    const result = await strictExtract(
+      tarOf([
+        { name: "/", type: "directory", mode: 0o755 },
+        { name: "/a.txt", mode: 0o644, content: "a" },
+        { name: "/../up.txt", content: "u" },
+      ]),
+      { root: ws, stripPrefix: "workspace/" },
+    );
+    expect(result.written).toEqual(["a.txt"]);
+    expect(result.refused.map((r) => r.path)).toEqual(["/../up.txt"]);
+    expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("a");
+    expect(outsideListing()).toEqual(before);
+  });
+
   it("writes only reviewed entries, and refuses one whose content no longer matches", async () => {
     const sha = (s: string) => createHash("sha256").update(s).digest("hex");
     const expected = new Map([

@@ -1,0 +1,54 @@
+/**
+ * `harness doctor`: whether harness can run here, one line per check (ok, warn or fail, and what to
+ * do), as text or JSON. Exit 0 when harness can run (warnings allowed), 1 when a check failed.
+ */
+import { type CliFlags, loadSandboxConfig } from "../config.js";
+import { engineChecks, inspectEngine } from "../sandbox/docker/engine-doctor.js";
+import type { DoctorCheck } from "../sandbox/doctor-check.js";
+import { freeDiskCheck, workspaceCheck } from "../sandbox/host/host-doctor.js";
+import { harnessStateDir } from "../sandbox/host/state-dir.js";
+import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
+import { EXIT } from "./exit-codes.js";
+
+/** "ok   engine: detail (fix: …)", the status padded so the names line up. */
+export function formatCheck(check: DoctorCheck): string {
+  const fix = check.fix ? ` (fix: ${check.fix})` : "";
+  return `${check.status.padEnd(4)} ${check.name}: ${check.detail}${fix}`;
+}
+
+export function doctorExitCode(checks: readonly DoctorCheck[]): number {
+  return checks.some((c) => c.status === "fail") ? EXIT.error : EXIT.ok;
+}
+
+/** Every check, in the order printed: the engine's, then the host's. */
+export async function runDoctorChecks(flags: CliFlags, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
+  const sandbox = loadSandboxConfig(env, flags);
+  const network = sandbox.network ?? SANDBOX_DEFAULTS.network;
+  const engine = await inspectEngine(env, flags.context, sandbox.image);
+  const checks: DoctorCheck[] = [];
+  if ("unreachable" in engine) {
+    // The connection error already says what to do (start the engine, or point DOCKER_HOST at it).
+    checks.push(engine.unreachable);
+  } else {
+    checks.push(...engineChecks(engine.facts, { runtime: sandbox.runtime, network }));
+    const root = engine.facts.info.DockerRootDir;
+    if (root && !engine.facts.remote) {
+      const disk = await freeDiskCheck("engine disk", root);
+      if (disk) checks.push(disk);
+    }
+  }
+  checks.push(await workspaceCheck(sandbox.workspace, sandbox.user));
+  const state = await freeDiskCheck("state dir disk", harnessStateDir(env));
+  if (state) checks.push(state);
+  return checks;
+}
+
+export async function doctorCommand(flags: CliFlags & { outputFormat?: string }): Promise<number> {
+  const checks = await runDoctorChecks(flags, process.env);
+  if (flags.outputFormat === "json") {
+    process.stdout.write(`${JSON.stringify({ ok: doctorExitCode(checks) === EXIT.ok, checks }, null, 2)}\n`);
+  } else {
+    for (const check of checks) process.stdout.write(`${formatCheck(check)}\n`);
+  }
+  return doctorExitCode(checks);
+}

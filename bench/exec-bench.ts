@@ -1,8 +1,11 @@
 /**
- * Exec benchmark: harness's exec path against a bare dockerode exec, the docker CLI and the whole
- * `harness exec` CLI, all in one container; cold and warm sandbox open; host memory during a 200 MB
- * flood. Prints tables, then one JSON line with every figure. A report, not a test: no assertions on
- * timings, only on correctness (exit codes, byte counts).
+ * Exec benchmark (issue 11), in one run and one container: the executor path (`sandbox.exec`) against
+ * a bare dockerode exec, the old per-call path (a second sandbox on the workspace with
+ * `executor: false`) and the docker CLI, for `true`, `seq` and 1 MiB of output; host memory during a
+ * 200 MB flood on each path; cold and warm sandbox open, `harness exec -- true` end to end, and
+ * `harness run`'s time to its first tool_result. Prints tables, the targets, then one JSON line with
+ * every figure. A report, not a test: no assertions on timings, only on correctness (exit codes, byte
+ * counts, the executor really in use).
  *   npm run bench   (env: BENCH_ITERATIONS=30 BENCH_WARMUP=3 BENCH_START_REPS=5 BENCH_FLOOD_REPS=2)
  */
 import { chownSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
@@ -11,20 +14,19 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Docker from "dockerode";
 import { DockerSandbox } from "../src/sandbox/docker/docker-sandbox.js";
-import { LABEL_WORKSPACE } from "../src/sandbox/docker/labels.js";
-import { bareExec } from "./bare-exec.js";
-import { floodTable, runFloods } from "./flood.js";
+import { PER_CALL_PATH_NOTICE } from "../src/sandbox/docker/executor/executor-slot.js";
+import { MIB, measurePaths, SEQ_BYTES } from "./exec-paths.js";
+import { FLOOD_PEAK_TARGET_MB, floodTable, runFloods } from "./flood.js";
 import { FLOOD_BYTES } from "./flood-spec.js";
-import { envInt, formatTable, ms, ratio, runProcess, type Summary, summarize } from "./stats.js";
+import { measureStarts } from "./start-bench.js";
+import { envInt, type Target, targetTable } from "./stats.js";
+import { executorPids, removeContainers } from "./workspace-containers.js";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const ITERATIONS = envInt("BENCH_ITERATIONS", 30);
 const WARMUP = envInt("BENCH_WARMUP", 3);
 const START_REPS = envInt("BENCH_START_REPS", 5);
 const FLOOD_REPS = envInt("BENCH_FLOOD_REPS", 2);
-const SEQ_N = 20_000;
-let SEQ_BYTES = 0;
-for (let i = 1; i <= SEQ_N; i++) SEQ_BYTES += String(i).length + 1;
 
 const docker = new Docker();
 try {
@@ -41,19 +43,8 @@ if (process.getuid?.() === 0) chownSync(workspace, 1000, 1000);
 const owner = statSync(workspace);
 const user = `${owner.uid}:${owner.gid}`;
 
-async function removeContainers(): Promise<void> {
-  const found = await docker.listContainers({
-    all: true,
-    filters: { label: [`${LABEL_WORKSPACE}=${workspace}`] },
-  });
-  for (const info of found)
-    await docker
-      .getContainer(info.Id)
-      .remove({ force: true })
-      .catch(() => {});
-}
 async function cleanup(): Promise<void> {
-  await removeContainers();
+  await removeContainers(docker, workspace);
   rmSync(workspace, { recursive: true, force: true });
 }
 process.once("SIGINT", () => {
@@ -65,22 +56,6 @@ function fail(what: string): never {
   throw new Error(`exec-bench: ${what}`);
 }
 
-/** Runs every method WARMUP times, then ITERATIONS rounds, each round starting at another method. */
-async function roundRobin(methods: Record<string, () => Promise<void>>): Promise<Record<string, Summary>> {
-  const names = Object.keys(methods);
-  const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
-  for (const name of names) for (let i = 0; i < WARMUP; i++) await methods[name]?.();
-  for (let round = 0; round < ITERATIONS; round++) {
-    for (let k = 0; k < names.length; k++) {
-      const name = names[(round + k) % names.length] ?? fail("no method");
-      const started = performance.now();
-      await methods[name]?.();
-      samples[name]?.push(performance.now() - started);
-    }
-  }
-  return Object.fromEntries(names.map((n) => [n, summarize(samples[n] ?? [])]));
-}
-
 let exitCode = 0;
 try {
   console.log(`exec-bench: engine ${engine.Version} (API ${engine.ApiVersion}), node ${process.version}`);
@@ -88,123 +63,74 @@ try {
   const others = (await docker.listContainers()).length;
   const load = loadavg().map((x) => x.toFixed(2));
   console.log(`other running containers: ${others}, load average ${load.join(" ")}, ${cpus().length} CPUs\n`);
-  const sandbox = await DockerSandbox.open({ workspace, removeOnStop: true });
+  const notices: string[] = [];
+  const sandbox = await DockerSandbox.open({
+    workspace,
+    removeOnStop: true,
+    onProgress: (line) => notices.push(line),
+  });
+  const perCall = await DockerSandbox.open({ workspace, executor: false });
   const containerId = sandbox.containerId;
   const container = docker.getContainer(containerId);
-  const cliArgs = [join(ROOT, "bin/harness.mjs"), "exec", "--workspace", workspace, "--", "true"];
-  const cliEnv = { ...process.env, DEBUG: "" };
+  if (perCall.containerId !== containerId || perCall.acquired !== "reused")
+    fail(`the per-call sandbox did not reuse ${containerId}: ${perCall.acquired} ${perCall.containerId}`);
+  const first = await sandbox.exec("true");
+  const pidsBefore = await executorPids(container);
+  if (
+    first.exitCode !== 0 ||
+    notices.some((n) => n.includes(PER_CALL_PATH_NOTICE)) ||
+    pidsBefore.length !== 1
+  )
+    fail(
+      `the executor path is not in use: exit ${first.exitCode}, executors ${pidsBefore.join(",") || "none"}, notices: ${notices.join(" | ")}`,
+    );
 
   // 1 + 2: per-exec cost, all methods interleaved in the same container.
-  const perExec = await roundRobin({
-    "harness true": async () => {
-      const r = await sandbox.exec("true");
-      if (r.exitCode !== 0) fail(`harness true exited ${r.exitCode}: ${r.stderr}`);
-    },
-    "bare true": async () => {
-      const r = await bareExec(container, ["true"], user);
-      if (r.exitCode !== 0) fail(`bare true exited ${r.exitCode}`);
-    },
-    "bare sh -c 'bash -c true'": async () => {
-      const r = await bareExec(container, ["/bin/sh", "-c", "bash -c true"], user);
-      if (r.exitCode !== 0) fail(`bare sh/bash true exited ${r.exitCode}`);
-    },
-    "docker-cli true": async () => {
-      const r = await runProcess("docker", ["exec", "-u", user, containerId, "true"]);
-      if (r.code !== 0) fail(`docker exec true exited ${r.code}: ${r.stderr}`);
-    },
-    "e2e harness exec true": async () => {
-      const r = await runProcess(process.execPath, cliArgs, { cwd: ROOT, env: cliEnv });
-      if (r.code !== 0) fail(`harness exec true exited ${r.code}: ${r.stderr}`);
-    },
-    "harness seq 1 20000": async () => {
-      const r = await sandbox.exec(`seq 1 ${SEQ_N}`);
-      if (r.exitCode !== 0 || r.stdoutBytes !== SEQ_BYTES)
-        fail(`harness seq: exit ${r.exitCode}, ${r.stdoutBytes} B`);
-    },
-    "bare seq 1 20000": async () => {
-      const r = await bareExec(container, ["seq", "1", String(SEQ_N)], user);
-      if (r.exitCode !== 0 || r.stdoutBytes !== SEQ_BYTES)
-        fail(`bare seq: exit ${r.exitCode}, ${r.stdoutBytes} B`);
-    },
+  const paths = await measurePaths({
+    executor: sandbox,
+    perCall,
+    container,
+    user,
+    warmup: WARMUP,
+    iterations: ITERATIONS,
   });
-  const still = (
-    await docker.listContainers({ filters: { label: [`${LABEL_WORKSPACE}=${workspace}`] } })
-  ).map((c) => c.Id);
-  if (still.length !== 1 || still[0] !== containerId)
-    fail(`the CLI did not reuse container ${containerId}: ${still}`);
-
-  const med = (name: string): number => perExec[name]?.medianMs ?? Number.NaN;
-  const ratios = {
-    harnessOverBare: ratio(med("harness true"), med("bare true")),
-    dockerCliOverBare: ratio(med("docker-cli true"), med("bare true")),
-    harnessOverBareShBash: ratio(med("harness true"), med("bare sh -c 'bash -c true'")),
-    harnessSeqOverBareSeq: ratio(med("harness seq 1 20000"), med("bare seq 1 20000")),
-    e2eMedianMs: med("e2e harness exec true"),
-  };
-  const target = (name: string): string =>
-    name === "harness true"
-      ? `target <= 1.3x bare: ${ratios.harnessOverBare <= 1.3 ? "met" : "MISSED"}`
-      : name === "e2e harness exec true"
-        ? `target < 0.5 s: ${ratios.e2eMedianMs < 500 ? "met" : "MISSED"}`
-        : "";
-  const rows = Object.entries(perExec).map(([name, s]) => [
-    name,
-    ms(s.medianMs),
-    ms(s.p90Ms),
-    ms(s.minMs),
-    ms(s.maxMs),
-    `${ratio(s.medianMs, med(name.includes("seq") ? "bare seq 1 20000" : "bare true"))}x`,
-    target(name),
-  ]);
+  const pidsAfter = await executorPids(container);
+  const executorRestarts = pidsAfter.join(",") === pidsBefore.join(",") ? 0 : pidsAfter.length;
   console.log(
-    `Per exec, container ${containerId.slice(0, 12)} (seq 1 ${SEQ_N} = ${SEQ_BYTES} bytes of stdout)`,
+    `Per exec, container ${containerId.slice(0, 12)} (seq = ${SEQ_BYTES} bytes, 1 MiB = ${MIB} bytes of stdout)`,
   );
-  console.log(formatTable(["method", "median", "p90", "min", "max", "vs bare", ""], rows));
+  console.log(paths.table);
   console.log(
-    `\nharness/bare ${ratios.harnessOverBare}x (target <= 1.3x), docker-cli/bare ${ratios.dockerCliOverBare}x, ` +
-      `harness/bare(sh+bash) ${ratios.harnessOverBareShBash}x, harness seq/bare seq ${ratios.harnessSeqOverBareSeq}x, ` +
-      `end-to-end median ${ms(ratios.e2eMedianMs)} (target < 0.5 s)\n`,
+    `\nexecutor pid(s) before ${pidsBefore.join(",")}, after ${pidsAfter.join(",") || "none"}` +
+      `${executorRestarts ? " (RESTARTED during the measurement)" : " (the same executor throughout)"}; ` +
+      `notices: ${notices.length ? notices.join(" | ") : "none"}\n`,
   );
 
-  // 4: host memory and throughput of a 200 MB flood, each run in its own child (same container).
+  // 3: host memory and throughput of a 200 MB flood, each run in its own child (same container).
   const flood = await runFloods(ROOT, FLOOD_REPS, workspace, containerId, user);
   console.log(
     `Flood: ${FLOOD_BYTES} bytes of stdout through one exec; maxRSS of a child process (node --import tsx)`,
   );
   console.log(`${floodTable(flood)}\n`);
+  const worstFlood = Math.max(...flood.filter((f) => f.mode === "executor").map((f) => f.peakMB));
 
-  // 3: cold vs warm open (+ first exec). Last, because cold removes the container used above.
-  const cold: number[] = [];
-  const warm: number[] = [];
-  for (let rep = 0; rep < START_REPS; rep++) {
-    for (const kind of ["cold", "warm"] as const) {
-      if (kind === "cold") await removeContainers();
-      const started = performance.now();
-      const opened = await DockerSandbox.open({ workspace });
-      const r = await opened.exec("true");
-      const took = performance.now() - started;
-      const want = kind === "cold" ? "created" : "reused";
-      if (opened.acquired !== want || r.exitCode !== 0)
-        fail(`${kind} open: acquired ${opened.acquired}, exit ${r.exitCode}`);
-      (kind === "cold" ? cold : warm).push(took);
-    }
-  }
-  const start = { cold: summarize(cold), warm: summarize(warm) };
-  console.log(`Sandbox open + first exec of true, ${START_REPS} repetitions each (interleaved)`);
-  console.log(
-    formatTable(
-      ["start", "median", "p90", "min", "max"],
-      Object.entries(start).map(([name, s]) => [
-        `${name} (${name === "cold" ? "created" : "reused"})`,
-        ms(s.medianMs),
-        ms(s.p90Ms),
-        ms(s.minMs),
-        ms(s.maxMs),
-      ]),
-    ),
-  );
-  console.log("");
+  // 4 + 5: cold and warm starts, last because cold ones remove the container used above.
+  const starts = await measureStarts(docker, ROOT, workspace, START_REPS);
+  console.log(`Starts, ${START_REPS} repetitions each (interleaved; cold = container removed first)`);
+  console.log(starts.table);
+  console.log(`harness run's containers: ${starts.runAcquired.join(", ")}\n`);
 
+  const targets: Target[] = [
+    ...paths.targets,
+    {
+      what: `flood peak maxRSS, executor path <= ${FLOOD_PEAK_TARGET_MB} MB (worst run)`,
+      value: `${worstFlood} MB`,
+      met: worstFlood <= FLOOD_PEAK_TARGET_MB,
+    },
+    ...starts.targets,
+  ];
+  console.log("Targets");
+  console.log(`${targetTable(targets)}\n`);
   console.log(
     JSON.stringify({
       bench: "exec",
@@ -218,10 +144,13 @@ try {
       otherContainers: others,
       loadAverage: load,
       seqBytes: SEQ_BYTES,
-      perExec,
-      ratios,
+      perExec: paths.perExec,
+      ratios: paths.ratios,
+      executorPids: { before: pidsBefore, after: pidsAfter },
       flood,
-      start,
+      start: starts.start,
+      runAcquired: starts.runAcquired,
+      targets,
     }),
   );
 } catch (error) {

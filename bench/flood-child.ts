@@ -1,6 +1,7 @@
 /**
  * Child process of exec-bench: floods 200 MB through one exec and reports its own memory.
- *   node --import tsx bench/flood-child.ts harness WORKSPACE
+ *   node --import tsx bench/flood-child.ts executor WORKSPACE   (sandbox.exec, executor path)
+ *   node --import tsx bench/flood-child.ts per-call WORKSPACE   (sandbox.exec, `executor: false`)
  *   node --import tsx bench/flood-child.ts bare CONTAINER_ID UID:GID
  * Prints one JSON line (FloodReport) on stdout. Memory is this process's only (maxRSS in KiB).
  */
@@ -10,9 +11,14 @@ function kib(): { maxRssKiB: number; rssKiB: number } {
   return { maxRssKiB: process.resourceUsage().maxRSS, rssKiB: Math.round(process.memoryUsage().rss / 1024) };
 }
 
-async function harnessFlood(workspace: string): Promise<FloodReport> {
+async function sandboxFlood(mode: "executor" | "per-call", workspace: string): Promise<FloodReport> {
   const { DockerSandbox } = await import("../src/sandbox/docker/docker-sandbox.js");
-  const sandbox = await DockerSandbox.open({ workspace });
+  const notices: string[] = [];
+  const sandbox = await DockerSandbox.open({
+    workspace,
+    executor: mode === "executor",
+    onProgress: (line) => notices.push(line),
+  });
   // Warm the exec path (code loaded, JIT, sockets) before taking the baseline.
   for (let i = 0; i < 3; i++) await sandbox.exec("true");
   const baseline = kib();
@@ -21,7 +27,7 @@ async function harnessFlood(workspace: string): Promise<FloodReport> {
   const wallMs = performance.now() - started;
   const peak = kib();
   return {
-    mode: "harness",
+    mode,
     baselineMaxRssKiB: baseline.maxRssKiB,
     baselineRssKiB: baseline.rssKiB,
     peakMaxRssKiB: peak.maxRssKiB,
@@ -32,6 +38,7 @@ async function harnessFlood(workspace: string): Promise<FloodReport> {
     stdoutBytes: result.stdoutBytes,
     stderrBytes: result.stderrBytes,
     keptStdoutChars: result.stdout.length,
+    notices,
   };
 }
 
@@ -55,13 +62,17 @@ async function bareFlood(containerId: string, user: string): Promise<FloodReport
     stdoutBytes: result.stdoutBytes,
     stderrBytes: result.stderrBytes,
     keptStdoutChars: 0,
+    notices: [],
   };
 }
 
 const [mode, first, second] = process.argv.slice(2);
 let report: FloodReport;
-if (mode === "harness" && first) report = await harnessFlood(first);
+if ((mode === "executor" || mode === "per-call") && first) report = await sandboxFlood(mode, first);
 else if (mode === "bare" && first && second) report = await bareFlood(first, second);
-else throw new Error("usage: flood-child.ts harness WORKSPACE | bare CONTAINER_ID UID:GID");
-if (report.stdoutBytes !== FLOOD_BYTES) process.exitCode = 3;
-process.stdout.write(`${JSON.stringify(report)}\n`);
+else throw new Error("usage: flood-child.ts executor|per-call WORKSPACE | bare CONTAINER_ID UID:GID");
+// Exits explicitly: the sandbox is left open (its stop would end every process of the sandbox user,
+// the parent's executor too), and an open executor's attach stream keeps the event loop alive.
+process.stdout.write(`${JSON.stringify(report)}\n`, () =>
+  process.exit(report.stdoutBytes === FLOOD_BYTES ? 0 : 3),
+);

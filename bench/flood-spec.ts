@@ -2,8 +2,11 @@
 export const FLOOD_BYTES = 200_000_000;
 export const FLOOD_COMMAND = `head -c ${FLOOD_BYTES} /dev/zero | tr '\\0' x`;
 
+/** executor: sandbox.exec on the executor; per-call: sandbox.exec with `executor: false`; bare: dockerode. */
+export type FloodMode = "executor" | "per-call" | "bare";
+
 export interface FloodReport {
-  mode: "harness" | "bare";
+  mode: FloodMode;
   /** maxRSS (KiB) after loading and a few warm-up execs, before the flood. */
   baselineMaxRssKiB: number;
   baselineRssKiB: number;
@@ -18,4 +21,6 @@ export interface FloodReport {
   stderrBytes: number;
   /** Characters of stdout the result kept (harness keeps head and tail only). */
   keptStdoutChars: number;
+  /** What the sandbox said through onProgress (a per-call notice means the executor was not used). */
+  notices: string[];
 }

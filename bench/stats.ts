@@ -8,11 +8,12 @@ export interface Summary {
   minMs: number;
   maxMs: number;
   meanMs: number;
+  p95Ms: number;
 }
 
 const round = (x: number, digits = 2): number => Number(x.toFixed(digits));
 
-/** Median and nearest-rank p90 of the samples (milliseconds). */
+/** Median and nearest-rank p90 and p95 of the samples (milliseconds). */
 export function summarize(samples: readonly number[]): Summary {
   if (samples.length === 0) throw new Error("no samples to summarize");
   const sorted = [...samples].sort((a, b) => a - b);
@@ -26,6 +27,7 @@ export function summarize(samples: readonly number[]): Summary {
     minMs: round(at(0)),
     maxMs: round(at(sorted.length - 1)),
     meanMs: round(sorted.reduce((sum, x) => sum + x, 0) / sorted.length),
+    p95Ms: round(at(Math.ceil(0.95 * sorted.length) - 1)),
   };
 }
 
@@ -86,4 +88,41 @@ export function envInt(name: string, fallback: number): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got '${raw}'`);
   return n;
+}
+
+/**
+ * Runs every method `warmup` times, then `iterations` rounds, each round starting at the next method,
+ * so that no method always runs right after the same other one.
+ */
+export async function roundRobin(
+  methods: Record<string, () => Promise<void>>,
+  warmup: number,
+  iterations: number,
+): Promise<Record<string, Summary>> {
+  const names = Object.keys(methods);
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  for (const name of names) for (let i = 0; i < warmup; i++) await methods[name]?.();
+  for (let round = 0; round < iterations; round++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(round + k) % names.length] ?? "";
+      const started = performance.now();
+      await methods[name]?.();
+      samples[name]?.push(performance.now() - started);
+    }
+  }
+  return Object.fromEntries(names.map((n) => [n, summarize(samples[n] ?? [])]));
+}
+
+/** One target, as printed: "met" or "MISSED". */
+export interface Target {
+  what: string;
+  value: string;
+  met: boolean;
+}
+
+export function targetTable(targets: readonly Target[]): string {
+  return formatTable(
+    ["target", "measured", ""],
+    targets.map((t) => [t.what, t.value, t.met ? "met" : "MISSED"]),
+  );
 }

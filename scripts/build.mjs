@@ -13,9 +13,9 @@ await build({
   target: "node20",
   sourcemap: true,
   // docker-modem loads ssh2 (and its native add-ons) at start-up for the ssh:// transport, about
-  // 24 ms on every `harness exec` (measured by bench/). harness talks to a local socket or
-  // tcp DOCKER_HOST only, so ssh2 is replaced by an empty module.
-  plugins: [stubModules(["ssh2", "cpu-features"])],
+  // 24 ms on every `harness exec` (measured by bench/). harness never uses it (ssh:// engines go
+  // through the system's ssh: src/sandbox/docker/ssh-dial-agent.ts), so ssh2 is an empty module.
+  plugins: [stubModules(["ssh2", "cpu-features"]), withoutBuildKitSession()],
   // Bundled CommonJS modules call require() for Node built-ins.
   banner: {
     js: "import { createRequire as __harnessCreateRequire } from 'node:module';\nconst require = __harnessCreateRequire(import.meta.url);",
@@ -32,6 +32,29 @@ function stubModules(names) {
       b.onResolve({ filter }, (args) => ({ path: args.path, namespace: "stub" }));
       b.onLoad({ filter: /.*/, namespace: "stub" }, () => ({
         contents: "module.exports = {};",
+        loader: "js",
+      }));
+    },
+  };
+}
+
+/**
+ * dockerode loads its BuildKit session (grpc-js, protobufjs and their proto files) at start-up, about
+ * 40 ms of every `harness exec` (measured with --cpu-prof); it is only used by `buildImage` with
+ * `version: "2"`, which harness never asks for. The replacement fails such a build with a clear error.
+ */
+function withoutBuildKitSession() {
+  return {
+    name: "without-buildkit-session",
+    setup(b) {
+      b.onResolve({ filter: /^\.\/session$/ }, (args) =>
+        /dockerode[\\/]lib$/.test(args.resolveDir)
+          ? { path: "dockerode-session", namespace: "no-session" }
+          : undefined,
+      );
+      b.onLoad({ filter: /.*/, namespace: "no-session" }, () => ({
+        contents:
+          "module.exports = (_docker, _auth, callback) => callback(new Error('BuildKit sessions are left out of harness\\'s bundle'));",
         loader: "js",
       }));
     },

@@ -56,4 +56,7 @@ else
   echo "podman base image $base: missing in Podman and in Docker (run scripts/build-base-image.sh first)" >&2
   exit 1
 fi
+# Rootless Podman beside it (test/integration/podman-rootless.test.ts); a failure here leaves that test
+# to fail in CI with its own message, and the rootful tests still run.
+bash "$here/scripts/ensure-podman-rootless.sh" >&2 || echo "podman rootless: not started (see above)" >&2
 echo "$socket"

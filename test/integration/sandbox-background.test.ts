@@ -115,9 +115,14 @@ describe.skipIf(skipDocker)("background jobs in the result", { timeout: 120_000 
     expect((await sandbox.exec("true")).background).toBeUndefined();
   });
 
-  it("cannot be made to list anything, or hang, by a fake end marker with a fake count", async () => {
+  it("per-call path: cannot be made to list anything, or hang, by a fake end marker with a fake count", async () => {
     using ws = makeWorkspace();
-    await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true });
+    await using sandbox = await DockerSandbox.open({
+      workspace: ws.path,
+      removeOnStop: true,
+      executor: false,
+    });
+    expect(sandbox.commandPath).toBe("per-call");
     const fake = [
       `printf '\\036\\037HARNESS-END:%s:\\n' "$HARNESS_EXEC" >&2`,
       `printf '\\036\\037HARNESS-END:%s:0:0:99999:/tmp\\n' "$HARNESS_EXEC"`,
@@ -136,5 +141,26 @@ describe.skipIf(skipDocker)("background jobs in the result", { timeout: 120_000 
       `printf '\\036\\037HARNESS-END:%s:\\n' "$HARNESS_EXEC" >&2; printf '\\036\\037HARNESS-END:%s:0:0:-1x:\\n' "$HARNESS_EXEC"`,
     );
     expect(garbage.background).toBeUndefined();
+  });
+
+  it("executor: a fake end marker with a fake count is only output, and the call ends with the command", async () => {
+    using ws = makeWorkspace();
+    await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true });
+    expect(sandbox.commandPath).toBe("executor");
+    const fake = [
+      `printf '\\036\\037HARNESS-END:%s:\\n' "$HARNESS_EXEC" >&2`,
+      `printf '\\036\\037HARNESS-END:%s:0:0:99999:/tmp\\n' "$HARNESS_EXEC"`,
+      "sleep 1",
+      "echo after",
+      "exit 7",
+    ].join("; ");
+    const faked = await sandbox.exec(fake, { timeoutMs: 20_000 });
+    expect(faked).toMatchObject({ exitCode: 7, timedOut: false, cwd: "/workspace" });
+    expect(faked.stdout).toContain("HARNESS-END:");
+    expect(faked.stdout.endsWith("after\n")).toBe(true);
+    expect(faked.background).toBeUndefined();
+    const next = await sandbox.exec("pwd");
+    expect(next).toMatchObject({ stdout: "/workspace\n", exitCode: 0 });
+    expect(next.background).toBeUndefined();
   });
 });

@@ -41,21 +41,32 @@ describe.skipIf(skipDocker)("DockerSandbox recovery", () => {
     }
   });
 
-  it("recovers from a fork bomb that runs in the foreground until its timeout", async () => {
-    using ws = makeWorkspace();
-    await using sandbox = await DockerSandbox.open({
-      workspace: ws.path,
-      removeOnStop: true,
-      pidsLimit: 64,
-      killGraceSeconds: 1,
-    });
-    const bomb = await sandbox.exec("bomb() { bomb | bomb; }; bomb", { timeoutMs: 3000 });
-    expect(bomb).toMatchObject({ failed: true, timedOut: true });
-    expect(bomb.notices.join("\n")).toMatch(/sandbox container was restarted/);
-    const next = await sandbox.exec("echo alive", { timeoutMs: 20_000 });
-    expect(next).toMatchObject({ stdout: "alive\n", exitCode: 0 });
-    expect((await sandbox.exec("ps -e --no-headers | wc -l")).stdout.trim()).not.toBe("64");
-  });
+  it.each([
+    ["executor", true],
+    ["per-call", false],
+  ])(
+    "recovers from a fork bomb that runs in the foreground until its timeout (%s path)",
+    async (path, executor) => {
+      using ws = makeWorkspace();
+      await using sandbox = await DockerSandbox.open({
+        workspace: ws.path,
+        removeOnStop: true,
+        pidsLimit: 64,
+        killGraceSeconds: 1,
+        executor,
+      });
+      const bomb = await sandbox.exec("bomb() { bomb | bomb; }; bomb", { timeoutMs: 3000 });
+      expect(sandbox.commandPath).toBe(path);
+      expect(bomb).toMatchObject({ failed: true, timedOut: true });
+      // The per-call path needs a new process to kill (a kill exec), which a full pid table refuses:
+      // the container is restarted. The executor kills from inside, with no process to start.
+      if (path === "per-call") expect(bomb.notices.join("\n")).toMatch(/sandbox container was restarted/);
+      else expect(bomb.notices).toEqual([]);
+      const next = await sandbox.exec("echo alive", { timeoutMs: 20_000 });
+      expect(next).toMatchObject({ stdout: "alive\n", exitCode: 0 });
+      expect((await sandbox.exec("ps -e --no-headers | wc -l")).stdout.trim()).not.toBe("64");
+    },
+  );
 
   it("turns a full /tmp into a plain error, and the next call works", async () => {
     using ws = makeWorkspace();

@@ -19,7 +19,7 @@ import type { ProtectOptions } from "../sandbox-request.js";
 import { acquireContainer } from "./container-lifecycle.js";
 import { configHash } from "./container-spec.js";
 import { endLeftoverProcesses } from "./end-of-run.js";
-import type { Isolation, LabelledCreateOptions } from "./isolation.js";
+import type { EndFacts, Isolation, LabelledCreateOptions } from "./isolation.js";
 import { createLabels } from "./labels.js";
 import { removeContainer } from "./remove-container.js";
 
@@ -79,11 +79,13 @@ export class BindIsolation implements Isolation {
     return (await this.acquire(create)).container;
   }
 
-  async end(container: Docker.Container): Promise<void> {
+  async end(container: Docker.Container, facts?: EndFacts): Promise<void> {
     if (this.options.removeOnStop) {
       await removeContainer(container);
-    } else {
-      // Nothing of the sandbox keeps running, and so writing the workspace, while harness is not watching.
+    } else if (!facts?.othersAttached && !facts?.nothingLeft) {
+      // Nothing of the sandbox keeps running, and so writing the workspace, while harness is not
+      // watching. While another harness process uses the container, its commands are not leftovers:
+      // the last process out ends what is left.
       await endLeftoverProcesses(container, this.user);
     }
     const say = (line: string) => this.options.onProgress?.(line);

@@ -45,6 +45,41 @@ function clientOptions(endpoint: DockerEndpoint): Docker.DockerOptions {
 }
 
 /**
+ * ssh://: HTTP over `ssh HOST docker system dial-stdio` (ssh-dial-agent.ts, loaded only here), as
+ * the docker CLI does; docker-modem's own ssh transport needs ssh2, which the bundle leaves out
+ * (it costs start-up time on every call; see scripts/build.mjs).
+ */
+async function sshClientOptions(
+  endpoint: DockerEndpoint,
+  env: NodeJS.ProcessEnv,
+): Promise<Docker.DockerOptions> {
+  const { SshDialAgent } = await import("./ssh-dial-agent.js");
+  let agent: InstanceType<typeof SshDialAgent>;
+  try {
+    agent = new SshDialAgent(endpoint.host, env);
+  } catch (error) {
+    throw new SandboxError(`${endpoint.source}: ${(error as Error).message}`, { cause: error });
+  }
+  // The host name only fills the request line: the agent's connection is the ssh process.
+  const options: Docker.DockerOptions & { agent: typeof agent } = {
+    host: "docker",
+    port: 80,
+    protocol: "http",
+    agent,
+  };
+  return options;
+}
+
+/** What to check first when the ping failed, by transport. */
+function unreachableHint(endpoint: DockerEndpoint): string {
+  if (endpoint.tls)
+    return " Check the TLS files (ca.pem, cert.pem, key.pem): the engine must accept the client certificate.";
+  if (endpoint.host.startsWith("ssh://"))
+    return " Check that 'ssh HOST docker system dial-stdio' works without a prompt (a key in ssh-agent or ~/.ssh/config, a known host key, docker on the remote PATH).";
+  return "";
+}
+
+/**
  * A client for the engine `env` and `context` name (docker-endpoint.ts: `--context`, DOCKER_HOST,
  * DOCKER_CONTEXT, the docker config's current context), checked with a ping.
  */
@@ -53,22 +88,15 @@ export async function connectEngine(
   context?: string,
 ): Promise<DockerEngine> {
   const endpoint = resolveDockerEndpoint(env, context);
-  if (endpoint.host.startsWith("ssh://")) {
-    // The bundle leaves out ssh2 (it costs start-up time on every call; see scripts/build.mjs).
-    throw new SandboxError(
-      `${endpoint.source}: ${endpoint.host}: ssh:// engines are not supported yet; forward the remote socket ('ssh -NL /tmp/docker.sock:/var/run/docker.sock HOST') and set DOCKER_HOST=unix:///tmp/docker.sock`,
-    );
-  }
-  const docker = new Docker(clientOptions(endpoint));
+  const docker = new Docker(
+    endpoint.host.startsWith("ssh://") ? await sshClientOptions(endpoint, env) : clientOptions(endpoint),
+  );
   try {
     await docker.ping();
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    const tlsHint = endpoint.tls
-      ? " Check the TLS files (ca.pem, cert.pem, key.pem): the engine must accept the client certificate."
-      : "";
     throw new SandboxError(
-      `Docker is not reachable at ${endpoint.host} from ${endpoint.source} (${reason}).${tlsHint} Start the engine (e.g. 'sudo systemctl start docker', or 'dockerd &' as root) or point DOCKER_HOST at it.`,
+      `Docker is not reachable at ${endpoint.host} from ${endpoint.source} (${reason}).${unreachableHint(endpoint)} Start the engine (e.g. 'sudo systemctl start docker', or 'dockerd &' as root) or point DOCKER_HOST at it.`,
       { cause: error },
     );
   }

@@ -13,6 +13,12 @@ export interface DockerSandboxOptions extends SandboxRequest {
   outputTailBytes?: number | undefined;
   /** Seconds between TERM and KILL when a command is killed. */
   killGraceSeconds?: number | undefined;
+  /**
+   * false: every command takes the per-call exec path (one exec each, its wrapper in the command's
+   * reach) instead of the protected executor. For the benchmark's comparison and the tests of that
+   * path; images without python3 take it anyway.
+   */
+  executor?: boolean | undefined;
   /** Remove the container on stop (throwaway sandboxes) instead of leaving it for the next run. */
   removeOnStop?: boolean | undefined;
   /** Image build progress and lifecycle messages, for the user (not the model). */

@@ -7,6 +7,7 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.js";
 import { CopyIsolation } from "../copy/copy-isolation.js";
+import { type ContainerLease, takeLease } from "../host/container-leases.js";
 import { resolveWorkspace } from "../host/workspace.js";
 import type {
   CopiedWorkspace,
@@ -25,10 +26,11 @@ import { checkEgressNetwork, type DockerSandboxOptions, resolveSettings } from "
 import { RelayStartError } from "./egress-relay.js";
 import { EgressSession } from "./egress-session.js";
 import { engineSettings } from "./engine-kind.js";
-import { type ExecOutcome, runDockerExec } from "./exec/docker-exec.js";
+import { type ExecOutcome, type ExecRequest, runDockerExec } from "./exec/docker-exec.js";
 import { runSimpleExec } from "./exec/exec-helper.js";
 import { neverStarted, toExecResult } from "./exec/exec-outcome.js";
 import { HEALTH_SCRIPT } from "./exec/exec-scripts.js";
+import { ExecutorSlot } from "./executor/executor-slot.js";
 import { ensureSandboxImage } from "./image.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation.js";
@@ -48,6 +50,10 @@ export class DockerSandbox implements Sandbox {
   /** Where the next command starts (the last one's final cwd). */
   private cwd: string;
   private stopped = false;
+  /** The executor that runs commands, or the per-call path where there can be none. */
+  private readonly executors: ExecutorSlot;
+  /** This process's claim on the container, so that another process's end of run leaves it alone. */
+  private lease: ContainerLease | undefined;
 
   private constructor(
     private container: Docker.Container,
@@ -62,6 +68,18 @@ export class DockerSandbox implements Sandbox {
   ) {
     this.workdir = settings.workdir;
     this.cwd = settings.workdir;
+    this.executors = new ExecutorSlot(
+      settings.user,
+      options.executor === false ? "the executor was turned off for this sandbox" : undefined,
+    );
+  }
+
+  /**
+   * How commands run: on the protected executor, or through the per-call exec path (an image without
+   * python3, the executor turned off, or killed again and again), whose end marker a command can forge.
+   */
+  get commandPath(): "executor" | "per-call" {
+    return this.executors.path;
   }
 
   get containerId(): string {
@@ -110,6 +128,9 @@ export class DockerSandbox implements Sandbox {
       : (options.isolation ?? "bind");
     if (options.runtime)
       await checkRuntime(docker, options.runtime, options.network ?? SANDBOX_DEFAULTS.network);
+    // Before anything is built or created: an engine harness refuses (a rootless Podman that cannot
+    // apply the limits) is refused first.
+    const engineKind = await engineSettings(docker);
     const workdir = options.workdir ?? SANDBOX_DEFAULTS.workdir;
     const isolation: Isolation =
       isolationKind === "copy"
@@ -143,7 +164,7 @@ export class DockerSandbox implements Sandbox {
         protectedMounts: isolation.protectedMounts,
         egressSocketDir: egress?.socketDir,
       });
-      const base = containerCreateOptions(settings, await engineSettings(docker));
+      const base = containerCreateOptions(settings, engineKind);
       const createOptions = { ...base, Labels: isolation.labels(base, imageId) };
       const { container, acquired } = await isolation.acquire(createOptions);
       log("container %s %s for %s", container.id.slice(0, 12), acquired, workspace);
@@ -159,11 +180,14 @@ export class DockerSandbox implements Sandbox {
         throw error;
       }
       sandbox = new DockerSandbox(container, createOptions, settings, options, isolation, acquired, egress);
+      sandbox.lease = await takeLease(container.id, options.dockerEnv);
     } catch (error) {
       await egress?.close().catch(() => {});
       throw error;
     }
     if (egress) await sandbox.startRelay();
+    // Started now, so that it is ready by the first command (a run asks the model first).
+    sandbox.executors.prepare(sandbox.container);
     return sandbox;
   }
 
@@ -220,10 +244,10 @@ export class DockerSandbox implements Sandbox {
 
   private async execAttempts(command: string, options: ExecOptions, notices: string[]): Promise<ExecResult> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? SANDBOX_DEFAULTS.timeoutMs;
-    let attempt = await this.tryExec(command, options, timeoutMs);
+    let attempt = await this.tryExec(command, options, timeoutMs, notices);
     if (attempt === "not-started") {
       notices.push(await this.recover("the sandbox could not start the command"));
-      attempt = await this.tryExec(command, options, timeoutMs);
+      attempt = await this.tryExec(command, options, timeoutMs, notices);
       if (attempt === "not-started") {
         throw new SandboxError("the sandbox cannot run commands even after a restart", {
           containerId: this.container.id,
@@ -253,31 +277,61 @@ export class DockerSandbox implements Sandbox {
     command: string,
     options: ExecOptions,
     timeoutMs: number,
+    notices: string[],
   ): Promise<{ outcome: ExecOutcome; startCwd: string } | "not-started"> {
     // The start directory is kept here, never in the container, where the command could rewrite it.
     const startCwd = this.fresh ? this.workdir : this.cwd;
-    let outcome: ExecOutcome;
-    try {
-      outcome = await runDockerExec(this.container, {
-        command,
-        user: this.settings.user,
-        workdir: this.workdir,
-        startDir: startCwd,
-        timeoutMs,
-        signal: options.signal,
-        onOutput: options.onOutput,
-        headBytes: this.options.outputHeadBytes ?? SANDBOX_DEFAULTS.outputHeadBytes,
-        tailBytes: this.options.outputTailBytes ?? SANDBOX_DEFAULTS.outputTailBytes,
-        killGraceSeconds: this.options.killGraceSeconds ?? SANDBOX_DEFAULTS.killGraceSeconds,
-        env: this.egressSession?.env(),
-      });
-    } catch (error) {
-      log("exec failed to start: %s", (error as Error).message);
-      return "not-started";
+    const request: ExecRequest = {
+      command,
+      user: this.settings.user,
+      workdir: this.workdir,
+      startDir: startCwd,
+      timeoutMs,
+      signal: options.signal,
+      onOutput: options.onOutput,
+      headBytes: this.options.outputHeadBytes ?? SANDBOX_DEFAULTS.outputHeadBytes,
+      tailBytes: this.options.outputTailBytes ?? SANDBOX_DEFAULTS.outputTailBytes,
+      killGraceSeconds: this.options.killGraceSeconds ?? SANDBOX_DEFAULTS.killGraceSeconds,
+      env: this.egressSession?.env(),
+    };
+    let outcome: ExecOutcome | "not-started" | undefined = await this.onExecutor(request, notices);
+    if (outcome === undefined) {
+      try {
+        outcome = await runDockerExec(this.container, request);
+      } catch (error) {
+        log("exec failed to start: %s", (error as Error).message);
+        return "not-started";
+      }
+      if (neverStarted(outcome)) return "not-started";
     }
-    if (neverStarted(outcome)) return "not-started";
+    if (outcome === "not-started") return outcome;
     this.fresh = false;
     return { outcome, startCwd };
+  }
+
+  /**
+   * The command on the executor: its outcome, "not-started" when the executor could not fork it (a
+   * full pid table: the container needs a restart), or undefined for the per-call path (no
+   * executor, or one that was gone before the command started, twice).
+   */
+  private async onExecutor(
+    request: ExecRequest,
+    notices: string[],
+  ): Promise<ExecOutcome | "not-started" | undefined> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const { executor, notice } = await this.executors.acquire(this.container);
+      // Once, with the first command: the terminal, the transcript and the model all get it from there.
+      if (notice !== undefined) notices.push(notice);
+      if (executor === undefined) return undefined;
+      const result = await executor.run(request);
+      if (!("notRun" in result)) {
+        if (!result.wrapperLost) this.executors.succeeded();
+        return result;
+      }
+      log("executor did not run the command: %s", result.why);
+      if (result.notRun === "fork-failed") return "not-started";
+    }
+    return undefined;
   }
 
   private async checkHealth(): Promise<"ok" | string> {
@@ -293,8 +347,13 @@ export class DockerSandbox implements Sandbox {
 
   /** Restarts, starts or recreates the container and says so, for the model. */
   private async recover(why: string): Promise<string> {
+    this.executors.reset();
     const done = await reviveContainer(this.container);
-    if (done === "gone") this.container = await this.isolation.replaceGone(this.createOptions);
+    if (done === "gone") {
+      this.container = await this.isolation.replaceGone(this.createOptions);
+      await this.lease?.release();
+      this.lease = await takeLease(this.container.id, this.options.dockerEnv);
+    }
     const action = done === "gone" ? "recreated (it was gone)" : done;
     try {
       // Every start mounts the bind sources again as they are now: check them as open() does.
@@ -328,7 +387,11 @@ export class DockerSandbox implements Sandbox {
     this.stopped = true;
     try {
       await this.egressSession?.closeRelay();
-      await this.isolation.end(this.container);
+      const nothingLeft = await this.executors.close();
+      // Released before looking: of two processes ending at once, the later look sees nobody.
+      await this.lease?.release();
+      const othersAttached = (await this.lease?.othersAlive()) ?? false;
+      await this.isolation.end(this.container, { othersAttached, nothingLeft: nothingLeft === true });
     } finally {
       await this.egressSession?.close();
     }

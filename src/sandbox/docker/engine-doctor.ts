@@ -10,6 +10,14 @@ import type Docker from "dockerode";
 import { HarnessError } from "../../errors.js";
 import type { DoctorCheck } from "../doctor-check.js";
 import { connectEngine } from "./docker-client.js";
+import {
+  type EngineVersionInfo,
+  engineKindOf,
+  type PodmanHostInfo,
+  podmanHostInfo,
+  ROOTLESS_LIMITS_FIX,
+  rootlessLimitsProblem,
+} from "./engine-kind.js";
 import { contextHash, IMAGE_REPOSITORY, sandboxContextDir } from "./image.js";
 import { type EngineRuntime, isRunsc, runscDaemonJson, runtimeProblem } from "./runtime-check.js";
 
@@ -45,6 +53,8 @@ export interface EngineFacts {
   baseImagePresent: boolean;
   /** Whether the sandbox image has python3 (allowlist mode's relay); undefined when not checked. */
   imageHasPython: boolean | undefined;
+  /** Podman's own description of its host (GET /libpod/info: rootless, cgroup controllers); undefined on Docker. */
+  podmanHost?: PodmanHostInfo | undefined;
 }
 
 /** What the user asked for: the checks fail where harness could not run it. */
@@ -76,19 +86,25 @@ export function engineChecks(facts: EngineFacts, wants: DoctorWants): DoctorChec
           fix: "switch the engine to Linux containers",
         },
   );
-  // v1 and v2 both enforce the memory, CPU and pid limits harness sets; the line is for the record.
+  // v1 and v2 both enforce the memory, CPU and pid limits harness sets, except under rootless Podman.
   checks.push({
     name: "cgroup",
     status: "ok",
     detail: `v${info.CgroupVersion ?? "?"} (${info.CgroupDriver ?? "driver unknown"})`,
   });
+  const limits = rootlessLimitsProblem(facts.podmanHost);
+  if (limits !== undefined)
+    checks.push({ name: "limits", status: "fail", detail: limits, fix: ROOTLESS_LIMITS_FIX });
   const options = securityOptions(info);
+  // Podman's Docker-compatible /info does not list "rootless" among its SecurityOptions.
+  const rootlessPodman = facts.podmanHost?.host?.security?.rootless === true;
   checks.push({
     name: "rootless",
     status: "ok",
-    detail: options.includes("rootless")
-      ? "yes: the engine runs as a normal user, a stronger boundary"
-      : "no: the engine runs as root",
+    detail:
+      options.includes("rootless") || rootlessPodman
+        ? "yes: the engine runs as a normal user, a stronger boundary"
+        : "no: the engine runs as root",
   });
   checks.push({ name: "storage driver", status: "ok", detail: info.Driver ?? "unknown" });
   checks.push(
@@ -110,9 +126,11 @@ export function engineChecks(facts: EngineFacts, wants: DoctorWants): DoctorChec
   checks.push({
     name: "user namespaces",
     status: "ok",
-    detail: options.includes("userns")
-      ? "remapped: uids in the sandbox are unprivileged on the host"
-      : "not remapped (harness never runs commands as root)",
+    detail: rootlessPodman
+      ? "remapped: rootless Podman's user namespace (the sandbox user keeps its uid, root inside is not root outside)"
+      : options.includes("userns")
+        ? "remapped: uids in the sandbox are unprivileged on the host"
+        : "not remapped (harness never runs commands as root)",
   });
   checks.push(...runtimeChecks(info, wants));
   checks.push(imageCheck(facts));
@@ -225,6 +243,10 @@ export async function gatherEngineFacts(
   image?: string,
 ): Promise<EngineFacts> {
   const [info, version] = await Promise.all([docker.info() as Promise<EngineInfo>, docker.version()]);
+  const podmanHost =
+    engineKindOf(version as EngineVersionInfo) === "podman"
+      ? await podmanHostInfo(docker).catch(() => undefined)
+      : undefined;
   const dir = sandboxContextDir();
   const tag = image ?? `${IMAGE_REPOSITORY}:${contextHash(dir)}`;
   const baseImage = baseImageOf(dir);
@@ -244,6 +266,7 @@ export async function gatherEngineFacts(
     baseImage,
     baseImagePresent: basePresent,
     imageHasPython: present ? await imageHasPython(docker, tag).catch(() => undefined) : undefined,
+    podmanHost,
   };
 }
 

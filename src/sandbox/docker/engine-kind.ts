@@ -79,7 +79,7 @@ export interface PodmanHostInfo {
 }
 
 /** Podman's own description of its host (the Docker-compatible /info does not say rootless). */
-async function podmanHostInfo(docker: Docker): Promise<PodmanHostInfo> {
+export async function podmanHostInfo(docker: Docker): Promise<PodmanHostInfo> {
   // docker-modem puts its API version in front of the path when it has one.
   const versioned = (docker.modem as { version?: string }).version !== undefined;
   const path = versioned ? "/libpod/info" : "/v4.0.0/libpod/info";
@@ -91,20 +91,32 @@ async function podmanHostInfo(docker: Docker): Promise<PodmanHostInfo> {
   });
 }
 
+export const ROOTLESS_LIMITS_FIX = "use cgroup v2 with controller delegation, or rootful Podman";
+
+/**
+ * What a rootless Podman lacks to limit the sandbox, or undefined (rootful, or all controllers
+ * delegated). Measured with Podman 4.3.1 rootless on cgroup v1: a create with Memory, PidsLimit and
+ * NanoCpus answers `"Warnings": []`, and the container inspects with all three at 0 and runs unlimited
+ * (`podman run` itself says "Resource limits are not supported and ignored on cgroups V1 rootless
+ * systems").
+ */
+export function rootlessLimitsProblem(info: PodmanHostInfo | undefined): string | undefined {
+  const host = info?.host;
+  if (!host?.security?.rootless) return undefined;
+  const controllers = host.cgroupControllers ?? [];
+  const missing = ["memory", "pids", "cpu"].filter((c) => !controllers.includes(c));
+  if (missing.length === 0) return undefined;
+  return `rootless Podman here cannot apply the sandbox's ${missing.join(", ")} limits (cgroup ${host.cgroupVersion ?? "?"}, delegated controllers: ${controllers.join(", ") || "none"})`;
+}
+
 /**
  * Refuses, in one line, a rootless Podman that cannot limit the sandbox: on cgroup v1 (or without
  * delegated controllers) it silently drops the memory, CPU and process limits, and with them the
  * bound on fork bombs and memory hogs.
  */
 export function checkRootlessLimits(info: PodmanHostInfo): void {
-  const host = info.host;
-  if (!host?.security?.rootless) return;
-  const controllers = host.cgroupControllers ?? [];
-  const missing = ["memory", "pids", "cpu"].filter((c) => !controllers.includes(c));
-  if (missing.length === 0) return;
-  throw new SandboxError(
-    `rootless Podman here cannot apply the sandbox's ${missing.join(", ")} limits (cgroup ${host.cgroupVersion ?? "?"}, delegated controllers: ${controllers.join(", ") || "none"}): use cgroup v2 with controller delegation, or rootful Podman`,
-  );
+  const problem = rootlessLimitsProblem(info);
+  if (problem !== undefined) throw new SandboxError(`${problem}: ${ROOTLESS_LIMITS_FIX}`);
 }
 
 /** Detects the engine and prepares what its create request needs (Podman: the profile's file, limits). */

@@ -31,5 +31,13 @@ export interface Isolation {
    */
   replaceGone(create: LabelledCreateOptions): Promise<Docker.Container>;
   /** The end of the run; called once. */
-  end(container: Docker.Container): Promise<void>;
+  end(container: Docker.Container, facts?: EndFacts): Promise<void>;
+}
+
+/** What the sandbox knows about the container when the run ends. */
+export interface EndFacts {
+  /** Another live harness process still uses it: ending its processes is left to the last one out. */
+  othersAttached: boolean;
+  /** The executor saw nothing running but PID 1 and its sleep: no leftovers to look for. */
+  nothingLeft: boolean;
 }

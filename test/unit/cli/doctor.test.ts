@@ -65,6 +65,30 @@ describe("harness doctor decisions", () => {
     expect(byName(checks, "AppArmor/SELinux")?.detail).toBe("selinux");
   });
 
+  it("fails rootless Podman that cannot limit the sandbox, with the line `exec` refuses with", () => {
+    const podmanHost = (cgroupControllers: string[]) => ({
+      host: { security: { rootless: true }, cgroupControllers, cgroupVersion: "v1" },
+    });
+    const v1 = engineChecks(facts({ podmanHost: podmanHost([]) }, { CgroupVersion: "1" }), {
+      network: "none",
+    });
+    expect(byName(v1, "limits")).toEqual({
+      name: "limits",
+      status: "fail",
+      detail:
+        "rootless Podman here cannot apply the sandbox's memory, pids, cpu limits (cgroup v1, delegated controllers: none)",
+      fix: "use cgroup v2 with controller delegation, or rootful Podman",
+    });
+    expect(doctorExitCode(v1)).toBe(1);
+    expect(byName(v1, "rootless")?.detail).toMatch(/^yes/);
+    expect(byName(v1, "user namespaces")?.detail).toMatch(/^remapped/);
+    const delegated = engineChecks(facts({ podmanHost: podmanHost(["cpu", "memory", "pids"]) }), {
+      network: "none",
+    });
+    expect(byName(delegated, "limits")).toBeUndefined();
+    expect(doctorExitCode(delegated)).toBe(0);
+  });
+
   it("fails a --runtime the engine lacks, and one runsc registered without --network=none", () => {
     const missing = engineChecks(facts(), { runtime: "runsc", network: "none" });
     expect(byName(missing, "runtime runsc")).toMatchObject({ status: "fail" });

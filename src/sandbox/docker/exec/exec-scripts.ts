@@ -103,7 +103,8 @@ printf '${MARKER_LEAD}%s:%s:%s:%s:%s\\n' "$id" "$rc" "$((OOM - before))" "$bg" "
  * started after the wrapper did (/proc/PID/stat field 22), outside the killer's own session: that
  * catches a child that both left the session and cleared its environment. harness runs one command
  * at a time per sandbox, so a process younger than the command is the command's. Nothing it reads
- * can be written by the command: /proc and its arguments.
+ * can be written by the command: /proc and its arguments. The group is signalled as `kill -SIG -PG`:
+ * dash's kill takes no `--` ("Illegal number: -"), which silently skipped the group kill before.
  */
 export const KILL_SCRIPT = `
 id=$1; grace=$2; pg=$3; t0=$4; me=$$
@@ -129,11 +130,11 @@ late() {
     [ "$1" -ge "$t0" ] 2>/dev/null && case " $T " in *" $p "*) ;; *) T="$T $p" ;; esac
   done
 }
-[ -n "$pg" ] && kill -TERM -- "-$pg" 2>/dev/null
+[ -n "$pg" ] && kill -TERM "-$pg" 2>/dev/null
 targets; [ -n "$T" ] && kill -TERM $T 2>/dev/null
 i=0; while [ "$i" -lt "$((grace * 10))" ]; do targets; [ -z "$T" ] && break; sleep 0.1; i=$((i + 1)); done
 for round in 1 2 3 4 5; do
-  [ -n "$pg" ] && kill -KILL -- "-$pg" 2>/dev/null
+  [ -n "$pg" ] && kill -KILL "-$pg" 2>/dev/null
   targets; [ -z "$T" ] && break
   kill -KILL $T 2>/dev/null; sleep 0.05
 done

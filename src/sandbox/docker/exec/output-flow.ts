@@ -65,6 +65,17 @@ export class OutputFlow {
     if (!this.streamPaused) this.startGrace();
   }
 
+  /**
+   * The call is over but its stream lives on (the executor's serves the next call): close, and never
+   * leave the stream paused for a consumer this call no longer waits for.
+   */
+  detach(): void {
+    this.close();
+    if (this.streamPaused) this.stream?.resume();
+    this.streamPaused = false;
+    this.stream = undefined;
+  }
+
   /** The exec is over: no more resumes or timers. */
   close(): void {
     this.stopGrace();

@@ -1,0 +1,86 @@
+/**
+ * Which harness processes use a sandbox container right now. Bind mode ends every process left in
+ * the container when a run ends, so that nothing keeps writing the workspace unwatched; while
+ * another harness process still uses the container (a `harness exec` during a `run`), that would kill
+ * its commands and its executor. The last one out does it instead.
+ *
+ * Kept on the host, in harness's state directory, never in the container: a command could fake any
+ * sign of "someone else is attached" inside it, to keep its processes alive after the run. One empty
+ * file per sandbox, named by its process's pid and start time (and a random part), so a dead
+ * process's lease (or a reused pid) is recognised and removed.
+ */
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdir, readdir, rm, rmdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { harnessStateDir } from "./state-dir.js";
+
+export interface ContainerLease {
+  /** Whether another live harness process holds a lease on the same container. */
+  othersAlive(): Promise<boolean>;
+  /** Gives the lease up; harmless to call twice. */
+  release(): Promise<void>;
+}
+
+/** Takes this process's lease on `containerId`. Never throws: without a lease, nobody else waits for us. */
+export async function takeLease(
+  containerId: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ContainerLease> {
+  const dir = join(harnessStateDir(env), "leases", containerId.slice(0, 64));
+  // A random part too: two sandboxes of one process on one container are two holders.
+  const mine = `${leaseName(process.pid)}-${randomBytes(4).toString("hex")}`;
+  const path = join(dir, mine);
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFile(path, "", { mode: 0o600 });
+  } catch {
+    // A read-only or missing state directory: the run works, it just cannot see others (or be seen).
+  }
+  return {
+    async othersAlive() {
+      const names = await readdir(dir).catch(() => [] as string[]);
+      let alive = false;
+      for (const name of names) {
+        if (name === mine) continue;
+        if (isLive(name)) alive = true;
+        else await rm(join(dir, name), { force: true }).catch(() => {});
+      }
+      return alive;
+    },
+    async release() {
+      await rm(path, { force: true }).catch(() => {});
+      // The directory goes with its last lease; another process's new lease makes it again.
+      await rmdir(dir).catch(() => {});
+    },
+  };
+}
+
+/** `PID-STARTTIME`; the start time is "0" where /proc cannot say (macOS, Windows). */
+function leaseName(pid: number): string {
+  return `${pid}-${startTime(pid) ?? "0"}`;
+}
+
+function isLive(name: string): boolean {
+  const match = /^(\d+)-(\d+)(-[0-9a-f]+)?$/.exec(name);
+  if (!match) return false;
+  const pid = Number(match[1]);
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    // EPERM: it exists, under another user.
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  const start = startTime(pid);
+  return start === undefined || match[2] === "0" || start === match[2];
+}
+
+/** The process's start time in clock ticks after boot (/proc/PID/stat field 22), when there is a /proc. */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}

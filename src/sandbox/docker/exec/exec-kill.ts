@@ -68,23 +68,13 @@ export class ExecKill {
       // The wrapper prints its start line before the command runs; on a very short timeout it may
       // still be on its way. Without it the killer still finds the command's tagged processes.
       const start = await firstOf(target.startLine.whenDecided(), START_LINE_WAIT_MS);
-      const out = await runSimpleExec(
-        this.container,
-        [
-          "/bin/sh",
-          "-c",
-          KILL_SCRIPT,
-          "harness-kill",
-          target.nonce,
-          String(target.killGraceSeconds),
-          ...startArgs(start),
-        ],
-        target.user,
-        // The grace, a few rounds of KILL, and room for a slow engine.
-        target.killGraceSeconds * 1000 + 10_000,
-      );
-      const left = /left:(.*)/.exec(out)?.[1]?.trim() ?? "";
-      this.survivors = left ? left.split(/\s+/) : [];
+      const [pid, startTime] = startArgs(start);
+      this.survivors = await runKillScript(this.container, target.user, {
+        tag: target.nonce,
+        graceSeconds: target.killGraceSeconds,
+        pid,
+        startTime,
+      });
     } catch (error) {
       log("kill exec failed for %s: %s", target.execId, (error as Error).message);
       this.failed = true;
@@ -93,6 +83,36 @@ export class ExecKill {
     }
     setTimeout(() => this.giveUp("abandoned"), AFTER_KILL_MS).unref();
   }
+}
+
+/**
+ * Runs KILL_SCRIPT from a fresh exec as `user`: TERM, the grace, then KILL to the process group of
+ * `pid`, every process tagged `tag`, and (with `startTime`) every process younger than that. Resolves
+ * with the pids still running after it; rejects when the exec itself cannot run.
+ */
+export async function runKillScript(
+  container: Docker.Container,
+  user: string,
+  target: { tag: string; graceSeconds: number; pid: string; startTime: string },
+): Promise<string[]> {
+  const out = await runSimpleExec(
+    container,
+    [
+      "/bin/sh",
+      "-c",
+      KILL_SCRIPT,
+      "harness-kill",
+      target.tag,
+      String(target.graceSeconds),
+      target.pid,
+      target.startTime,
+    ],
+    user,
+    // The grace, a few rounds of KILL, and room for a slow engine.
+    target.graceSeconds * 1000 + 10_000,
+  );
+  const left = /left:(.*)/.exec(out)?.[1]?.trim() ?? "";
+  return left ? left.split(/\s+/) : [];
 }
 
 /** Why a command is being killed. */

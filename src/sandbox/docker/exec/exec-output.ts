@@ -4,15 +4,12 @@
  * rest kept (head and tail) and handed to the caller's `onOutput`, whose pending promises pause the
  * stream (`OutputFlow`). Neither the start line nor a marker reaches the caller as output.
  */
-import createDebug from "debug";
 import { Demuxer, type StreamName } from "./demux.js";
 import { EndMarkerScanner } from "./end-marker.js";
 import { MARKER_LEAD, START_LEAD } from "./exec-scripts.js";
 import { OutputBuffer } from "./output-buffer.js";
-import { OutputFlow } from "./output-flow.js";
+import { deliverChunk, OutputFlow } from "./output-flow.js";
 import { StartLineReader } from "./start-line.js";
-
-const log = createDebug("harness:exec");
 
 export interface AttachStreamOutputOptions {
   headBytes: number;
@@ -67,19 +64,6 @@ export class AttachStreamOutput {
   }
 
   private forward(name: StreamName, chunk: Buffer, onOutput: AttachStreamOutputOptions["onOutput"]): void {
-    this[name].write(chunk);
-    if (!this.flow.accepts()) return;
-    try {
-      const wait = onOutput?.(name, chunk);
-      // The consumer is behind (a slow pipe): read nothing more until it catches up.
-      if (wait instanceof Promise) this.flow.hold(wait, onOutputFailed);
-    } catch (error) {
-      // A display or saving callback must not take the exec (or the process) down with it.
-      onOutputFailed(error);
-    }
+    deliverChunk(this.flow, this[name], name, chunk, onOutput);
   }
-}
-
-function onOutputFailed(error: unknown): void {
-  log("onOutput failed: %s", (error as Error)?.message);
 }

@@ -13,6 +13,41 @@
  *   Output the consumer is not ready for then ends what it gets, as a dead pipe would.
  */
 import type { Readable } from "node:stream";
+import createDebug from "debug";
+import type { StreamName } from "./demux.js";
+import type { OutputBuffer } from "./output-buffer.js";
+
+const log = createDebug("harness:exec");
+
+/** As `ExecOptions.onOutput`: a returned promise pauses reading until it settles. */
+export type OnOutput = (stream: StreamName, chunk: Buffer) => void | Promise<void>;
+
+/**
+ * One chunk of a command's output: kept (head and tail) in `buffer`, then handed to `onOutput`
+ * unless the flow has cut the consumer off; a promise it returns holds the stream until it settles.
+ * A consumer that throws is logged and ignored: a display or saving callback must not take the
+ * command (or the process) down with it.
+ */
+export function deliverChunk(
+  flow: OutputFlow,
+  buffer: OutputBuffer,
+  name: StreamName,
+  chunk: Buffer,
+  onOutput: OnOutput | undefined,
+): void {
+  buffer.write(chunk);
+  if (!flow.accepts()) return;
+  try {
+    const wait = onOutput?.(name, chunk);
+    if (wait instanceof Promise) flow.hold(wait, onOutputFailed);
+  } catch (error) {
+    onOutputFailed(error);
+  }
+}
+
+function onOutputFailed(error: unknown): void {
+  log("onOutput failed: %s", (error as Error)?.message);
+}
 
 export class OutputFlow {
   private stream: Pick<Readable, "pause" | "resume"> | undefined;

@@ -7,7 +7,7 @@ import type { Readable } from "node:stream";
 import createDebug from "debug";
 import type { StreamName } from "../exec/demux.js";
 import { OutputBuffer } from "../exec/output-buffer.js";
-import { OutputFlow } from "../exec/output-flow.js";
+import { deliverChunk, OutputFlow } from "../exec/output-flow.js";
 import type { Frame } from "./executor-frames.js";
 import { FRAME } from "./executor-script.js";
 
@@ -130,18 +130,6 @@ export class ExecutorCall {
   }
 
   private forward(name: StreamName, chunk: Buffer): void {
-    this[name].write(chunk);
-    if (!this.flow.accepts()) return;
-    try {
-      const wait = this.options.onOutput?.(name, chunk);
-      // The consumer is behind: read nothing more from the executor until it catches up.
-      if (wait instanceof Promise) this.flow.hold(wait, onOutputFailed);
-    } catch (error) {
-      onOutputFailed(error);
-    }
+    deliverChunk(this.flow, this[name], name, chunk, this.options.onOutput);
   }
-}
-
-function onOutputFailed(error: unknown): void {
-  log("onOutput failed: %s", (error as Error)?.message);
 }

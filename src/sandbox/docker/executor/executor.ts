@@ -16,8 +16,7 @@ import { listBackgroundProcesses } from "../exec/background-processes.js";
 import { Demuxer } from "../exec/demux.js";
 import type { ExecOutcome, ExecRequest } from "../exec/docker-exec.js";
 import { runSimpleExec } from "../exec/exec-helper.js";
-import { armKill } from "../exec/exec-kill.js";
-import { KILL_SCRIPT } from "../exec/exec-scripts.js";
+import { armKill, runKillScript } from "../exec/exec-kill.js";
 import { startExec } from "../exec/exec-start.js";
 import { type CallEnd, type CallStarted, ExecutorCall } from "./executor-call.js";
 import { encodeFrame, type Frame, FrameDecoder } from "./executor-frames.js";
@@ -295,25 +294,14 @@ export class Executor {
           this.user,
         );
       }
-      const out = await runSimpleExec(
-        this.container,
-        [
-          "/bin/sh",
-          "-c",
-          KILL_SCRIPT,
-          "harness-kill",
-          tag,
-          String(req.killGraceSeconds),
-          shell ? String(shell.pid) : "",
-          // No start time: "everything younger than the command" would take PID 1's new sleep after
-          // `kill -9 -1`, and another harness process's command.
-          "",
-        ],
-        this.user,
-        req.killGraceSeconds * 1000 + 10_000,
-      );
-      const left = /left:(.*)/.exec(out)?.[1]?.trim() ?? "";
-      return left ? left.split(/\s+/) : [];
+      return await runKillScript(this.container, this.user, {
+        tag,
+        graceSeconds: req.killGraceSeconds,
+        pid: shell ? String(shell.pid) : "",
+        // No start time: "everything younger than the command" would take PID 1's new sleep after
+        // `kill -9 -1`, and another harness process's command.
+        startTime: "",
+      });
     } catch (error) {
       log("killing from outside failed: %s", (error as Error).message);
       return "failed";

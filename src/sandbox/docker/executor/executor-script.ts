@@ -440,16 +440,15 @@ def take_spare(job):
     ok = st is not None and st[0] not in (b"Z", b"T", b"t") and len(job) <= SPARE_MAX
     if ok:
         try:
+            # Continued before it gets the job, never after: a quick command would already have
+            # stopped in its EXIT trap, and a late SIGCONT would let it end before its cwd is read.
+            os.kill(pid, signal.SIGCONT)
             os.set_blocking(c_w, False)
             ok = os.write(c_w, job) == len(job)
         except OSError:
             ok = False
     os.close(c_w)
     if ok:
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except OSError:
-            pass
         return pid, o_r, e_r
     # Stopped, killed or the job too big: it goes, a fresh fork takes the call.
     try:

@@ -87,6 +87,31 @@ describe.skipIf(skipDocker)(
       expect((await sandbox.exec("echo next")).stdout).toBe("next\n");
     });
 
+    it("a background job cannot hand the next call's shell a command of its own", async () => {
+      using ws = makeWorkspace();
+      await using sandbox = await open(ws.path);
+      // While later commands' shells wait for their commands: keep writing a fake one into every
+      // descriptor 3 of every process that lets it be opened (a pipe does; a socket does not).
+      const inject = [
+        "import os, time",
+        "end = time.time() + 8",
+        "while time.time() < end:",
+        "    for d in os.listdir('/proc'):",
+        "        try:",
+        "            fd = os.open('/proc/%s/fd/3' % d, os.O_WRONLY | os.O_NONBLOCK)",
+        "            os.write(fd, b'/tmp\\0/\\01\\0X=1\\0echo INJECTED\\0')",
+        "            os.close(fd)",
+        "        except OSError:",
+        "            pass",
+        "    time.sleep(0.002)",
+      ].join("\n");
+      await sandbox.exec(`(python3 -c "${inject}" >/dev/null 2>&1 &)`);
+      for (let i = 0; i < 10; i++) {
+        await sleep(100);
+        expect(await sandbox.exec(`echo real-${i}`)).toMatchObject({ stdout: `real-${i}\n`, exitCode: 0 });
+      }
+    });
+
     it("inherits no descriptor but stdin, stdout and stderr", async () => {
       using ws = makeWorkspace();
       await using sandbox = await open(ws.path);

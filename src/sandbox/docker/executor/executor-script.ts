@@ -74,7 +74,7 @@ export const FRAME_HEADER_BYTES = 21;
 export const NO_NONCE = "0".repeat(16);
 
 export const EXECUTOR_SCRIPT = String.raw`
-import collections, json, os, selectors, signal, struct, time
+import collections, json, os, selectors, signal, socket, struct, time
 protected = False
 libc = None
 try:
@@ -405,7 +405,10 @@ def spawn(job=None):
         e_r, e_w = os.pipe()
         fds += [e_r, e_w]
         if job is None:
-            c_r, c_w = os.pipe()
+            # A socket, not a pipe: the spare is a dumpable bash of the command's uid, and a pipe of
+            # its can be opened again through /proc/PID/fd/3 by any process of that uid, which could
+            # then hand it a command of its own. A socket cannot be opened that way (ENXIO).
+            c_r, c_w = (s.detach() for s in socket.socketpair())
             fds += [c_r, c_w]
         pid = os.fork()
     except OSError:
@@ -422,7 +425,7 @@ def spawn(job=None):
     return pid, o_r, e_r, c_w
 
 # The next command's shell, started ahead of time: a bash in its own session, a subreaper, with its
-# pipes, waiting on fd 3 for the command (WAIT). Forking this python, the copy-on-write faults that
+# pipes, waiting on fd 3 (a socket) for the command (WAIT). Forking this python, the copy-on-write faults that
 # follow, exec and bash's start-up cost ~15 ms a call here; with a spare they are paid between calls,
 # and a call costs what its command does. bash reads fd 3 a byte at a time (about 1.5 us each), so a
 # command over SPARE_MAX bytes takes a fresh fork instead. Not with sh, which cannot read to a NUL.

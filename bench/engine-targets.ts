@@ -7,6 +7,7 @@ import type Docker from "dockerode";
 import { connectEngine } from "../src/sandbox/docker/docker-client.js";
 import { engineSettings } from "../src/sandbox/docker/engine-kind.js";
 import { type EngineRuntime, runtimeProblem } from "../src/sandbox/docker/runtime-check.js";
+import { startSshEngine } from "../test/support/ssh-engine.js";
 import { startTlsEngine } from "../test/support/tls-engine.js";
 
 export interface EngineTarget {
@@ -100,8 +101,17 @@ export async function probeEngines(): Promise<Probe[]> {
     } catch (error) {
       probes.push({ name: "docker tcp+TLS (127.0.0.1 proxy)", unavailable: firstLine(error) });
     }
+    try {
+      // Debian's sshd on 127.0.0.1 with a throwaway key, in front of the local engine through
+      // `docker system dial-stdio` (test/support/ssh-engine.ts).
+      const ssh = await startSshEngine();
+      probes.push(await connect("docker over ssh:// (127.0.0.1 sshd)", { ...ssh.env }, () => ssh.close()));
+    } catch (error) {
+      probes.push({ name: "docker over ssh:// (127.0.0.1 sshd)", unavailable: firstLine(error) });
+    }
   } else {
     probes.push({ name: "docker tcp+TLS (127.0.0.1 proxy)", unavailable: "needs the local Docker engine" });
+    probes.push({ name: "docker over ssh:// (127.0.0.1 sshd)", unavailable: "needs the local Docker engine" });
   }
   return probes;
 }

@@ -111,7 +111,10 @@ export async function probeEngines(): Promise<Probe[]> {
     }
   } else {
     probes.push({ name: "docker tcp+TLS (127.0.0.1 proxy)", unavailable: "needs the local Docker engine" });
-    probes.push({ name: "docker over ssh:// (127.0.0.1 sshd)", unavailable: "needs the local Docker engine" });
+    probes.push({
+      name: "docker over ssh:// (127.0.0.1 sshd)",
+      unavailable: "needs the local Docker engine",
+    });
   }
   return probes;
 }

@@ -1,6 +1,8 @@
 // Bundles the CLI with esbuild: loading one bundle is about twice as fast as resolving dockerode's and
 // the SDK's module trees on every start (see shared/notes/sandbox-pitfalls.md), and `harness exec`
 // pays start-up on every call. Code splitting keeps the SDK out of commands that do not use it.
+import { copyFileSync, readdirSync } from "node:fs";
+import { basename, join } from "node:path";
 import { build } from "esbuild";
 
 await build({
@@ -22,6 +24,19 @@ await build({
   },
   logLevel: "warning",
 });
+
+// The programs harness runs inside the container (src/sandbox/docker/program-text.ts) sit next to
+// the chunks, where `new URL("./NAME", import.meta.url)` finds them; their names must be unique.
+const programs = readdirSync("src", { recursive: true })
+  .map(String)
+  .filter((path) => /\.(py|sh)$/.test(path));
+const names = new Set();
+for (const path of programs) {
+  const name = basename(path);
+  if (names.has(name)) throw new Error(`two in-container programs are named ${name}`);
+  names.add(name);
+  copyFileSync(join("src", path), join("dist", name));
+}
 
 /** Resolves the given bare module names to an empty CommonJS module. */
 function stubModules(names) {

@@ -24,7 +24,7 @@ try {
   process.stdout.write(`${formatCisTable(results)}\n`);
   const count = (status: string) => results.filter((r) => r.status === status).length;
   process.stdout.write(
-    `\n${results.length} checks: ${count("PASS")} PASS, ${count("FAIL")} FAIL, ${count("N/A")} N/A\n`,
+    `\n${results.length} checks: ${count("PASS")} PASS, ${count("FAIL")} FAIL, ${count("N/A")} N/A, ${count("DEVIATION")} DEVIATION\n`,
   );
   if (count("FAIL") > 0) process.exitCode = 1;
 } finally {

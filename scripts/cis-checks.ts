@@ -54,7 +54,8 @@ export async function collectCisInput(
   const execs = await Promise.all(
     execIds.map(async (id) => {
       const info = await docker.getExec(id).inspect();
-      return { user: info.ProcessConfig.user, privileged: info.ProcessConfig.privileged };
+      const { user, privileged, entrypoint, arguments: args } = info.ProcessConfig;
+      return { user, privileged, command: [entrypoint, ...(args ?? [])].join(" ") };
     }),
   );
   const [info, engine, top] = await Promise.all([container.inspect(), docker.info(), container.top()]);

@@ -1,13 +1,31 @@
 /** CIS checks about who processes run as and what they may gain. */
-import { type CisCheck, fail, isRoot, na, notHost, pass, securityOpts, when } from "./cis-types.js";
+import {
+  type CisCheck,
+  deviation,
+  fail,
+  isRoot,
+  MACHINERY_EXEC,
+  machineryRoot,
+  na,
+  notHost,
+  pass,
+  securityOpts,
+  when,
+} from "./cis-types.js";
 import { allowedBeyondDefault } from "./seccomp-profile-check.js";
 
 export const PRIVILEGE_CHECKS: CisCheck[] = [
   {
     id: "4.1",
     title: "a non-root user for the container (section 4; the sandbox's first rule)",
-    run: ({ container: c }) =>
-      when(c.Config.User !== "" && !isRoot(c.Config.User), `User ${c.Config.User}`, "runs as root"),
+    run: ({ container: c }) => {
+      if (c.Config.User !== "" && !isRoot(c.Config.User)) return pass(`User ${c.Config.User}`);
+      return machineryRoot(c)
+        ? deviation(
+            `User ${c.Config.User}: only harness's machinery (PID 1, the executor), holding ${((c.HostConfig.CapAdd as string[] | null) ?? []).join(",") || "nothing"}, no_new_privs; every command runs as the workspace owner with no capability`,
+          )
+        : fail("runs as root");
+    },
   },
   {
     id: "5.1",
@@ -31,11 +49,12 @@ export const PRIVILEGE_CHECKS: CisCheck[] = [
     run: ({ container: c }) => {
       const add = (c.HostConfig.CapAdd as string[] | null) ?? [];
       const drop = (c.HostConfig.CapDrop as string[] | null) ?? [];
-      return when(
-        add.length === 0,
-        `CapDrop ${drop.join(",") || "none"}, CapAdd none`,
-        `CapAdd ${add.join(",")}`,
-      );
+      if (add.length === 0) return pass(`CapDrop ${drop.join(",") || "none"}, CapAdd none`);
+      return machineryRoot(c)
+        ? deviation(
+            `CapDrop ${drop.join(",")}, CapAdd ${add.join(",")}: the machinery's, to drop to the workspace owner; a command's uid change clears them`,
+          )
+        : fail(`CapAdd ${add.join(",")}`);
     },
   },
   {
@@ -78,7 +97,13 @@ export const PRIVILEGE_CHECKS: CisCheck[] = [
     run: ({ execs, container: c }) => {
       if (execs.length === 0) return na("no exec was running to inspect");
       const users = [...new Set(execs.map((x) => x.user || c.Config.User))];
-      return when(!users.some(isRoot), `exec users: ${users.join(",")}`, `exec users: ${users.join(",")}`);
+      if (!users.some(isRoot)) return pass(`exec users: ${users.join(",")}`);
+      const rootExecs = execs.filter((x) => isRoot(x.user || c.Config.User));
+      return machineryRoot(c) && rootExecs.every((x) => MACHINERY_EXEC.test(x.command))
+        ? deviation(
+            `exec users: ${users.join(",")}; root only for harness's executor and relay, which act as the workspace owner and run commands as it`,
+          )
+        : fail(`exec users: ${users.join(",")}`);
     },
   },
   {

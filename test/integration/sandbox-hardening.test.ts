@@ -13,7 +13,8 @@ describe.skipIf(skipDocker)("sandbox hardening", () => {
     const host = info.HostConfig;
     expect(host.NetworkMode).toBe("none");
     expect(host.CapDrop).toEqual(["ALL"]);
-    expect(host.CapAdd ?? []).toEqual([]);
+    // Only what the machinery needs to drop to the workspace owner (container-spec.ts MACHINERY_CAPS).
+    expect(host.CapAdd).toEqual(["SETUID", "SETGID"]);
     expect(host.SecurityOpt).toContain("no-new-privileges:true");
     expect(host.Privileged).toBe(false);
     expect(host.ReadonlyRootfs).toBe(true);
@@ -23,7 +24,8 @@ describe.skipIf(skipDocker)("sandbox hardening", () => {
     expect(host.NanoCpus).toBe(2e9);
     expect(host.Tmpfs?.["/tmp"]).toMatch(/size=512m/);
     expect(host.Tmpfs?.["/home/sandbox"]).toMatch(/size=256m/);
-    expect(info.Config.User).toMatch(/^[1-9]\d*:\d+$/);
+    // The container's user is the machinery's; commands run as the workspace owner (exec's User).
+    expect(info.Config.User).toBe("0:0");
     const mounts = info.Mounts.map((m) => `${m.Source}:${m.Destination}`);
     expect(mounts).toEqual([`${ws.path}:/workspace`]);
     expect(JSON.stringify(info.Mounts)).not.toContain("docker.sock");

@@ -18,7 +18,7 @@ import { describeSetIdFiles, stripSetIdBits } from "../host/strip-set-id.js";
 import type { ProtectOptions } from "../sandbox-request.js";
 import { acquireContainer } from "./container-lifecycle.js";
 import { configHash } from "./container-spec.js";
-import { endLeftoverProcesses } from "./end-of-run.js";
+import { describeSurvivors, endLeftoverProcesses } from "./end-of-run.js";
 import type { EndFacts, Isolation, LabelledCreateOptions } from "./isolation.js";
 import { createLabels } from "./labels.js";
 import { removeContainer } from "./remove-container.js";
@@ -80,15 +80,16 @@ export class BindIsolation implements Isolation {
   }
 
   async end(container: Docker.Container, facts?: EndFacts): Promise<void> {
+    const say = (line: string) => this.options.onProgress?.(line);
     if (this.options.removeOnStop) {
       await removeContainer(container);
     } else if (!facts?.othersAttached && !facts?.nothingLeft) {
       // Nothing of the sandbox keeps running, and so writing the workspace, while harness is not
       // watching. While another harness process uses the container, its commands are not leftovers:
       // the last process out ends what is left.
-      await endLeftoverProcesses(container, this.user);
+      const survivors = await endLeftoverProcesses(container, this.user);
+      if (survivors.length > 0) say(describeSurvivors(survivors));
     }
-    const say = (line: string) => this.options.onProgress?.(line);
     if (this.gitBefore) {
       const changes = gitSurfaceChanges(this.gitBefore, await scanGitSurface(this.workspace));
       for (const line of describeGitSurfaceChanges(this.workspace, changes)) say(line);

@@ -53,6 +53,31 @@ export interface SandboxSettings {
 
 export const HOME_DIR = "/home/sandbox";
 
+/**
+ * Who harness's machinery in the container runs as (PID 1 and its child, the executor, the relay):
+ * root, holding only CAP_SETUID and CAP_SETGID (MACHINERY_CAPS), so that it can drop to the workspace
+ * owner while no command (that uid, no capabilities, no_new_privs) can signal, trace or open it.
+ * Commands never run as this user: every exec that runs one names the sandbox user.
+ */
+export const MACHINERY_USER = "0:0";
+
+/**
+ * The machinery's capabilities and why: SETUID and SETGID let it become the workspace owner (the
+ * executor forks each command as root and drops groups, gids and uids before exec). Nothing else:
+ * it signals its commands and reads their /proc entries with the commands' uid as its effective uid
+ * (executor.py), not with CAP_KILL or CAP_SYS_PTRACE. A command loses both on the uid change.
+ */
+export const MACHINERY_CAPS = ["SETUID", "SETGID"] as const;
+
+/**
+ * Whether the machinery runs as root on this engine. Podman (4.3) cannot give a tmpfs to another
+ * user than the container's (its `U` option follows the container's User), so there the
+ * container's user stays the sandbox user and the machinery shares the commands' uid (README).
+ */
+export function rootMachinery(engine: EngineSettings): boolean {
+  return engine.kind !== "podman";
+}
+
 /** The whole environment of the container: nothing from the host, so no secret can leak in. */
 export function sandboxEnv(): string[] {
   return [
@@ -121,6 +146,7 @@ export function hostConfig(s: SandboxSettings, engine: EngineSettings = DOCKER_E
     Mounts: [...workspace, ...egressMounts(s)],
     NetworkMode: s.network,
     CapDrop: ["ALL"],
+    ...(rootMachinery(engine) ? { CapAdd: [...MACHINERY_CAPS] } : {}),
     // Docker's default seccomp profile plus rules refusing setuid/setgid modes (seccomp-profile.ts).
     // Podman takes the profile as a file path (podman-seccomp.ts), Docker as its content.
     SecurityOpt: [
@@ -179,7 +205,7 @@ export function containerCreateOptions(
   return {
     Image: s.image,
     Cmd: ["/bin/sh", "-c", INIT_SCRIPT],
-    User: s.user,
+    User: rootMachinery(engine) ? MACHINERY_USER : s.user,
     WorkingDir: s.workdir,
     Env: sandboxEnv(),
     Tty: false,

@@ -20,7 +20,12 @@ import type {
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { BindIsolation } from "./bind-isolation.js";
 import { type AcquireResult, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
-import { containerCreateOptions, type SandboxSettings } from "./container-spec.js";
+import {
+  containerCreateOptions,
+  MACHINERY_USER,
+  rootMachinery,
+  type SandboxSettings,
+} from "./container-spec.js";
 import { connectEngine, type DockerEngine } from "./docker-client.js";
 import { checkEgressNetwork, type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
 import { RelayStartError } from "./egress-relay.js";
@@ -70,6 +75,7 @@ export class DockerSandbox implements Sandbox {
     this.cwd = settings.workdir;
     this.executors = new ExecutorSlot(
       settings.user,
+      createOptions.User ?? settings.user,
       options.executor === false ? "the executor was turned off for this sandbox" : undefined,
     );
   }
@@ -152,7 +158,14 @@ export class DockerSandbox implements Sandbox {
       });
     // The gateway first: its socket directory must exist before the container mounts it.
     const egress = options.egress
-      ? await EgressSession.start(options.egress, options, workspace, isolation.kind, user)
+      ? await EgressSession.start(
+          options.egress,
+          options,
+          workspace,
+          isolation.kind,
+          user,
+          rootMachinery(engineKind) ? MACHINERY_USER : user,
+        )
       : undefined;
     let sandbox: DockerSandbox;
     try {

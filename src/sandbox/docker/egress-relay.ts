@@ -45,21 +45,23 @@ export class EgressRelay {
   }
 
   /**
-   * Starts the relay as `user`, copying to `socketPath` (a container path), and waits for its port.
+   * Starts the relay as `machineryUser` (which drops to act as `user`, keeping root's real uid where
+   * it is root, so that no command can signal or trace it), copying to `socketPath` (a container path), and waits for its port.
    * Rejects with a SandboxError saying why when it cannot start (no python3 in the image, the socket
    * not visible, no answer within the deadline); nothing of it is left running then.
    */
   static async start(
     container: Docker.Container,
     user: string,
+    machineryUser: string,
     socketPath: string,
     deadlineMs = START_DEADLINE_MS,
   ): Promise<EgressRelay> {
     const { exec, stream } = await startExec(
       container,
       {
-        Cmd: relayCommand(socketPath),
-        User: user,
+        Cmd: relayCommand(socketPath, user),
+        User: machineryUser,
         AttachStdin: true,
         AttachStdout: true,
         AttachStderr: true,

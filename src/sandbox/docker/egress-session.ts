@@ -30,8 +30,10 @@ export class EgressSession {
     private readonly gateway: EgressGateway,
     /** Host directory of the gateway's socket, bind-mounted read-only at EGRESS_MOUNT. */
     readonly socketDir: string,
-    /** "uid:gid" the relay runs as. */
+    /** "uid:gid" of the sandbox user, whose uid the relay acts with. */
     private readonly user: string,
+    /** Who the relay's exec starts as (container-spec.ts: MACHINERY_USER, or the sandbox user). */
+    private readonly machineryUser: string,
   ) {}
 
   /**
@@ -45,6 +47,8 @@ export class EgressSession {
     workspace: string,
     isolation: "bind" | "copy",
     user: string,
+    /** Who the relay runs as (container-spec.ts: MACHINERY_USER, or the sandbox user). */
+    machineryUser: string = user,
   ): Promise<EgressSession> {
     const owner = gatewayOwner(user);
     const socketDir = egressSocketDir(workspace, isolation);
@@ -63,7 +67,7 @@ export class EgressSession {
       ...(options.egressLookup ? { lookup: options.egressLookup } : {}),
       currentCall: () => session?.call,
     });
-    session = new EgressSession(gateway, socketDir, user);
+    session = new EgressSession(gateway, socketDir, user, machineryUser);
     log("gateway on %s", gateway.socketPath);
     return session;
   }
@@ -84,7 +88,12 @@ export class EgressSession {
    */
   async startRelay(container: Docker.Container): Promise<void> {
     await this.closeRelay(500);
-    this.relay = await EgressRelay.start(container, this.user, `${EGRESS_MOUNT}/${this.gateway.socketName}`);
+    this.relay = await EgressRelay.start(
+      container,
+      this.user,
+      this.machineryUser,
+      `${EGRESS_MOUNT}/${this.gateway.socketName}`,
+    );
   }
 
   /**

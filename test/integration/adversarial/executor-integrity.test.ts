@@ -14,7 +14,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
+import { runSimpleExec } from "../../../src/sandbox/docker/exec/exec-helper.js";
 import { PER_CALL_PATH_NOTICE } from "../../../src/sandbox/docker/executor/executor-slot.js";
+import type { ExecResult } from "../../../src/sandbox/sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace } from "../../support/workspace.js";
 import { imageWithoutPython } from "../egress-fixture.js";
@@ -41,6 +43,12 @@ async function open(workspace: string, extra: { removeOnStop?: boolean } = {}): 
 const HARNESS_PIDS = `hp() { for d in /proc/[0-9]*; do p=\${d#/proc/}; [ "$p" = $$ ] && continue
   c=$(tr '\\0' ' ' < "$d/cmdline" 2>/dev/null) || continue
   case "$c" in *"harness""-executor"*|*"harness""-exec "*) echo "$p" ;; esac; done; }`;
+
+/** As root, from a fresh exec (outside every command): kill every executor process in the container. */
+async function killExecutorsFromOutside(containerId: string): Promise<void> {
+  const script = `for d in /proc/[0-9]*; do case "$(tr '\\0' ' ' < $d/cmdline 2>/dev/null)" in *harness""-executor*) kill -9 \${d#/proc/} ;; esac; done`;
+  await runSimpleExec(new Docker().getContainer(containerId), ["/bin/sh", "-c", script], "0:0");
+}
 
 describe.skipIf(skipDocker)(
   `harness's command runner out of the command's reach (${PATH} path)`,
@@ -180,10 +188,27 @@ describe.skipIf(skipDocker)(
     it("a runner killed during the call: an honest result, the command's processes stopped, the next call works", async () => {
       using ws = makeWorkspace();
       await using sandbox = await open(ws.path);
-      const result = await sandbox.exec(
-        `${HARNESS_PIDS}\nfor p in $(hp); do kill -9 $p; done; (sleep 3; touch /workspace/late) & setsid sh -c 'sleep 3; touch /workspace/late2' & sleep 3; touch /workspace/late3; exit 0`,
-        { timeoutMs: 30_000 },
-      );
+      const plant =
+        "(sleep 3; touch /workspace/late) & setsid sh -c 'sleep 3; touch /workspace/late2' & sleep 3; touch /workspace/late3; exit 0";
+      let result: ExecResult;
+      if (perCall) {
+        result = await sandbox.exec(`${HARNESS_PIDS}\nfor p in $(hp); do kill -9 $p; done; ${plant}`, {
+          timeoutMs: 30_000,
+        });
+      } else {
+        // The executor is root (real and saved uid 0): the command cannot signal it (issue 19)...
+        const refused = await sandbox.exec(
+          `${HARNESS_PIDS}\nfor p in $(hp); do kill -9 $p || echo refused; done; exit 4`,
+        );
+        expect(refused).toMatchObject({ exitCode: 4 });
+        expect(refused.stdout).toMatch(/^refused$/m);
+        expect(refused.stderr).toMatch(/Operation not permitted/);
+        // ...so it is killed from outside, as an engine or the kernel might (OOM), while the call runs.
+        const running = sandbox.exec(plant, { timeoutMs: 30_000 });
+        await sleep(1_000);
+        await killExecutorsFromOutside(sandbox.containerId);
+        result = await running;
+      }
       expect(result.failed).toBe(true);
       expect(result.exitCode).not.toBe(0);
       await sleep(4_000);

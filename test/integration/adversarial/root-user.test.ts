@@ -33,15 +33,29 @@ const untouchableDocker = new Proxy({} as Docker, {
 });
 
 /** uid, gid and supplementary groups of a host process, from the host's /proc. */
-function hostIds(pid: string): { uids: number[]; gids: number[]; groups: number[] } {
+function hostIds(pid: string): {
+  uids: number[];
+  gids: number[];
+  groups: number[];
+  capEff: bigint;
+  args: string;
+} {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const field = (name: string) =>
     (new RegExp(`^${name}:\\s*(.*)$`, "m").exec(status)?.[1] ?? "")
       .split(/\s+/)
       .filter((x) => x !== "")
       .map(Number);
-  return { uids: field("Uid"), gids: field("Gid"), groups: field("Groups") };
+  const capEff = BigInt(`0x${(/^CapEff:\s*(\S+)$/m.exec(status)?.[1] ?? "0").trim()}`);
+  const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+  return { uids: field("Uid"), gids: field("Gid"), groups: field("Groups"), capEff, args };
 }
+
+/** harness's machinery in the container (container-spec.ts MACHINERY_USER): PID 1, its sleep, the executor. */
+const MACHINERY =
+  /^(\/bin\/sh -c trap '' TERM INT HUP QUIT; while :; do sleep 2147483647 & wait; done|sleep 2147483647|python3 -I -S -c .* harness-executor 1000:1000 HARNESS_EXEC)$/s;
+/** CAP_SETUID and CAP_SETGID: all the machinery holds. */
+const MACHINERY_CAPS = 0xc0n;
 
 describe.skipIf(skipDocker)("adversarial: uid 0 through --user", () => {
   it.each([...ROOT_SPELLINGS, ...OTHER_REFUSED])(
@@ -73,12 +87,13 @@ describe.skipIf(skipDocker)("adversarial: uid 0 through --user", () => {
     expect((await sandbox.exec("id -u; id -g")).stdout).toBe(`${TEST_UID}\n${TEST_UID}\n`);
   });
 
-  it("carries the canonical uid:gid to the engine, and no process of the sandbox is ever root", async () => {
+  it("carries the canonical uid:gid to the engine, and no command's process is ever root", async () => {
     using ws = makeWorkspace();
     await using sandbox = await DockerSandbox.open({ workspace: ws.path, user: "01000", removeOnStop: true });
     expect(sandbox.resolvedSettings.user).toBe("1000:1000");
     const info = await new Docker().getContainer(sandbox.containerId).inspect();
-    expect(info.Config.User).toBe("1000:1000");
+    // The container's own user is the machinery's (root with SETUID and SETGID only).
+    expect(info.Config.User).toBe("0:0");
     // A background process outlives the exec, so the listing sees the init, it, and the next exec.
     await sandbox.exec("(sleep 60 >/dev/null 2>&1 &)");
     const running = sandbox.exec("sleep 3");
@@ -95,11 +110,20 @@ describe.skipIf(skipDocker)("adversarial: uid 0 through --user", () => {
       }
     });
     await running;
-    expect(seen.length).toBeGreaterThanOrEqual(3);
-    for (const { pid, uids, gids, groups } of seen) {
+    const machinery = seen.filter((p) => p.uids[0] === 0);
+    const commands = seen.filter((p) => p.uids[0] !== 0);
+    expect(commands.length).toBeGreaterThanOrEqual(3);
+    for (const { pid, uids, gids, groups, capEff } of commands) {
       expect(uids, `pid ${pid}`).toEqual([1000, 1000, 1000, 1000]);
       expect(gids, `pid ${pid}`).toEqual([1000, 1000, 1000, 1000]);
       expect(groups, `pid ${pid}`).not.toContain(0);
+      expect(capEff, `pid ${pid}`).toBe(0n);
+    }
+    // Root only as harness's own processes, which keep no capability but the two to drop with.
+    expect(machinery.length).toBeGreaterThanOrEqual(3);
+    for (const { pid, args, capEff } of machinery) {
+      expect(args, `pid ${pid}`).toMatch(MACHINERY);
+      expect(capEff & ~MACHINERY_CAPS, `pid ${pid}`).toBe(0n);
     }
   });
 });

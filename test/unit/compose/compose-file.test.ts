@@ -94,6 +94,7 @@ function toCreateOptions(service: Service): Docker.ContainerCreateOptions {
       options.NetworkDisabled = v === "none";
     },
     cap_drop: (v: string[]) => (host.CapDrop = v),
+    cap_add: (v: string[]) => (host.CapAdd = v),
     // Compose reads a seccomp profile from its file (relative to the project) and sends it compacted.
     security_opt: (v: string[]) =>
       (host.SecurityOpt = v.map((opt) => {

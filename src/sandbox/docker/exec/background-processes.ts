@@ -21,7 +21,7 @@ const LOOK_DEADLINE_MS = 5_000;
 /** Longest command line kept; the model needs to recognize it, not to read a script. */
 const MAX_COMMAND_CHARS = 200;
 /** Elapsed seconds (`etimes`) and state beside the parent, so nothing is parsed from dates. */
-const PS_ARGS = "-o pid,ppid,stat,etimes,args";
+const PS_ARGS = "-o pid,ppid,ruid,stat,etimes,args";
 
 /** `docker top`'s answer: column titles and one row of strings per process. */
 export interface TopResult {
@@ -79,13 +79,17 @@ export function backgroundJobs(initPid: string, top: TopResult): BackgroundProce
     args: at("COMMAND"),
   };
   if (Object.values(col).some((index) => index < 0)) return [];
+  const ruidAt = at("RUID");
+  const rows = top.Processes ?? [];
+  const initRuid = rows.find((row) => row[col.pid] === initPid)?.[ruidAt];
   const jobs: BackgroundProcess[] = [];
-  for (const row of top.Processes ?? []) {
+  for (const row of rows) {
     if (row[col.ppid] !== initPid || row[col.pid] === initPid) continue;
     if (row[col.stat]?.startsWith("Z")) continue;
     const command = row[col.args] ?? "";
-    // PID 1's own child; a job that names itself the same is hidden with it (end-of-run.ts counts rows instead).
-    if (command === INIT_CHILD) continue;
+    // PID 1's own child: its name and PID 1's real uid. Where the machinery runs as root, no command
+    // can make a process of that uid, so a job that names itself the same is still listed.
+    if (command === INIT_CHILD && row[ruidAt] === initRuid) continue;
     jobs.push({ command: shorten(command), ageSeconds: Math.max(0, Number(row[col.elapsed]) || 0) });
   }
   return jobs.sort((a, b) => b.ageSeconds - a.ageSeconds);

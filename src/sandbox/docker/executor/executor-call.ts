@@ -9,7 +9,7 @@ import type { StreamName } from "../exec/demux.js";
 import { OutputBuffer } from "../exec/output-buffer.js";
 import { deliverChunk, OutputFlow } from "../exec/output-flow.js";
 import type { Frame } from "./executor-frames.js";
-import { FRAME } from "./executor-script.js";
+import { FRAME } from "./executor-protocol.js";
 
 const log = createDebug("harness:executor");
 

@@ -2,7 +2,7 @@
  * The executor's frames (format in executor-script.ts): 1 byte kind, 16 bytes nonce, 4 bytes
  * big-endian length, payload. Length-prefixed, so whatever a command prints is only ever payload.
  */
-import { FRAME_HEADER_BYTES } from "./executor-script.js";
+import { FRAME_HEADER_BYTES } from "./executor-protocol.js";
 
 export interface Frame {
   kind: string;

@@ -28,7 +28,9 @@ export class ExecutorSlot {
 
   constructor(
     private readonly user: string,
-    /** `HARNESS_EXECUTOR=off` and tests: the per-call path from the start. */
+    /** Who the executor runs as (container-spec.ts: MACHINERY_USER, or the sandbox user). */
+    private readonly machineryUser: string,
+    /** `executor: false` (bench, tests): the per-call path from the start. */
     disabled: string | undefined,
   ) {
     this.perCallBecause = disabled;
@@ -72,6 +74,11 @@ export class ExecutorSlot {
     this.executor = undefined;
   }
 
+  /** How the current executor keeps commands apart from it and from each other; undefined without one. */
+  get isolation(): Executor["isolation"] | undefined {
+    return this.executor?.isolation;
+  }
+
   /**
    * Ends the executor. Returns its census taken just before (executor.ts): true when nothing else
    * runs in the container; undefined when there was no executor to ask.
@@ -104,7 +111,7 @@ export class ExecutorSlot {
       }
     }
     try {
-      this.executor = await Executor.start(container, this.user);
+      this.executor = await Executor.start(container, this.user, this.machineryUser);
       return this.executor;
     } catch (error) {
       log("executor did not start: %s", (error as Error).message);

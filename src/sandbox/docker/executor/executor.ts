@@ -2,11 +2,12 @@
  * The host's side of the executor (executor-script.ts): one exec starts it, each command is a frame
  * on its stdin, and its frames come back on the exec's attach stream. Calls run one at a time.
  *
- * What cannot be trusted is handled here: the executor runs as the sandbox user, so a command can
- * kill it or stop it (not read or write its pipes: it is non-dumpable). A dead executor is seen as
- * the end of its stream; a stopped one as silence where an answer is due (the start of a call, or the
- * end of a kill). Either way the command's processes are killed from outside by their tag, the
- * executor is ended, and the call gets an honest result; the next call starts a new executor.
+ * Where the machinery runs as root (container-spec.ts), no command can signal, trace or open the
+ * executor. Where it shares the commands' uid (Podman), a command can kill or stop it (not read or
+ * write its pipes: it is non-dumpable). A dead executor is seen as the end of its stream; a stopped
+ * one as silence where an answer is due (the start of a call, or the end of a kill). Either way the
+ * command's processes are killed from outside by their tag, the executor is ended, and the call gets
+ * an honest result; the next call starts a new executor.
  */
 import { randomBytes } from "node:crypto";
 import type { Duplex } from "node:stream";
@@ -17,10 +18,11 @@ import { Demuxer } from "../exec/demux.js";
 import type { ExecOutcome, ExecRequest } from "../exec/docker-exec.js";
 import { runSimpleExec } from "../exec/exec-helper.js";
 import { armKill, runKillScript } from "../exec/exec-kill.js";
+import { EXEC_TAG_VAR } from "../exec/exec-scripts.js";
 import { startExec } from "../exec/exec-start.js";
 import { type CallEnd, type CallStarted, ExecutorCall } from "./executor-call.js";
 import { encodeFrame, type Frame, FrameDecoder } from "./executor-frames.js";
-import { EXECUTOR_LOADER, EXECUTOR_NAME, EXECUTOR_SCRIPT, FRAME, NO_NONCE } from "./executor-script.js";
+import { EXECUTOR_LOADER, EXECUTOR_NAME, executorSource, FRAME, NO_NONCE } from "./executor-protocol.js";
 
 const log = createDebug("harness:executor");
 
@@ -39,6 +41,10 @@ interface Hello {
   /** It made itself non-dumpable. */
   protected: boolean;
   shell: string;
+  /** It keeps real and saved uid 0 and acts as the commands' uid (started as root). */
+  root?: boolean;
+  /** Each command gets a Landlock domain of its own (the kernel has Landlock). */
+  landlock?: boolean;
 }
 
 /** This image cannot host a protected executor (no python3, or python3 without ctypes). */
@@ -59,6 +65,8 @@ export class Executor {
   private constructor(
     private readonly container: Docker.Container,
     private readonly user: string,
+    /** Who the executor itself runs as: MACHINERY_USER, or the sandbox user (container-spec.ts). */
+    private readonly machineryUser: string,
     private readonly stream: Duplex,
   ) {
     this.decoder = new FrameDecoder((frame) => this.onFrame(frame));
@@ -81,21 +89,26 @@ export class Executor {
     return !this.ended;
   }
 
+  /** Whether it runs as root with the commands' uid as its effective uid, and gives each call a Landlock domain. */
+  isolation = { root: false, landlock: false };
+
   /**
-   * Starts an executor as `user`. Rejects with ExecutorUnavailable when the image cannot host a
-   * protected one, and with another error when it could not be started this time.
+   * Starts an executor as `machineryUser` that runs commands as `user`. Rejects with
+   * ExecutorUnavailable when the image cannot host a protected one, and with another error when it
+   * could not be started this time.
    */
   static async start(
     container: Docker.Container,
     user: string,
+    machineryUser: string = user,
     deadlineMs = START_DEADLINE_MS,
   ): Promise<Executor> {
     const { stream } = await startExec(
       container,
       {
         // -I: no PYTHON* variables, no user site, no script directory on the path; -S: no site module.
-        Cmd: ["python3", "-I", "-S", "-c", EXECUTOR_LOADER, EXECUTOR_NAME],
-        User: user,
+        Cmd: ["python3", "-I", "-S", "-c", EXECUTOR_LOADER, EXECUTOR_NAME, user, EXEC_TAG_VAR],
+        User: machineryUser,
         WorkingDir: "/",
         AttachStdin: true,
         AttachStdout: true,
@@ -107,18 +120,23 @@ export class Executor {
     );
     // A frame is small and waits for an answer: over tcp:// Nagle's algorithm would hold it back.
     (stream as Duplex & { setNoDelay?: (noDelay: boolean) => void }).setNoDelay?.(true);
-    const executor = new Executor(container, user, stream);
-    const script = Buffer.from(EXECUTOR_SCRIPT, "utf8");
+    const executor = new Executor(container, user, machineryUser, stream);
+    const script = Buffer.from(executorSource(), "utf8");
     stream.write(Buffer.concat([Buffer.from(String(script.length).padStart(10, "0")), script]));
     const hello = await executor.waitHello(deadlineMs);
-    if (hello?.protected === true) {
+    // Started as root, it must have kept root out of the commands' reach; anything else is refused.
+    const rootAsAsked = machineryUser === user || hello?.root === true;
+    if (hello?.protected === true && rootAsAsked) {
       executor.pid = hello.pid;
+      executor.isolation = { root: hello.root === true, landlock: hello.landlock === true };
       executor.holdProcess(false);
-      log("executor %d started (%s)", hello.pid, hello.shell);
+      log("executor %d started (%s, %o)", hello.pid, hello.shell, executor.isolation);
       return executor;
     }
     stream.destroy();
     executor.ended = true;
+    if (hello?.protected === true)
+      throw new Error("the executor started as root but could not drop to the sandbox user's uid");
     if (hello)
       throw new ExecutorUnavailable("python3 in this image cannot make a process non-dumpable (no ctypes)");
     // The engine says nothing useful when the program is missing (the stream just ends): ask.
@@ -291,7 +309,7 @@ export class Executor {
         await runSimpleExec(
           this.container,
           ["/bin/sh", "-c", `kill -KILL ${this.pid} 2>/dev/null; true`],
-          this.user,
+          this.machineryUser,
         );
       }
       return await runKillScript(this.container, this.user, {

@@ -8,7 +8,7 @@ import { createConnection, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { RELAY_SCRIPT, SOCKET_MISSING } from "../../../../src/sandbox/docker/egress-relay-script.js";
+import { relaySource, SOCKET_MISSING } from "../../../../src/sandbox/docker/egress-relay-script.js";
 
 const hasPython = (() => {
   try {
@@ -36,7 +36,7 @@ function startRelay(socketPath: string): {
   child: ChildProcessWithoutNullStreams;
   firstLine: Promise<string>;
 } {
-  const child = spawn("python3", ["-I", "-S", "-c", RELAY_SCRIPT, socketPath]);
+  const child = spawn("python3", ["-I", "-S", "-c", relaySource(), socketPath]);
   const firstLine = new Promise<string>((resolve) => {
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => {

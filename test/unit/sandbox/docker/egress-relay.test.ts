@@ -36,23 +36,23 @@ function fakeRelayContainer() {
 }
 
 describe("EgressRelay", () => {
-  it("runs the relay as the sandbox user with stdin attached, and takes the port from its first line", async () => {
+  it("runs the relay as the machinery's user, acting as the sandbox user, with stdin attached, and takes the port from its first line", async () => {
     const fake = fakeRelayContainer();
-    const starting = EgressRelay.start(fake.container, "1000:1000", "/run/harness-egress/1-ab.sock");
+    const starting = EgressRelay.start(fake.container, "1000:1000", "0:0", "/run/harness-egress/1-ab.sock");
     fake.stderr("noise\n");
     fake.say("PORT 4");
     fake.say("1234\n");
     const relay = await starting;
     expect(relay.port).toBe(41234);
-    expect(fake.state.created).toMatchObject({ User: "1000:1000", AttachStdin: true, Tty: false });
-    expect(fake.state.created?.Cmd?.at(-1)).toBe("/run/harness-egress/1-ab.sock");
+    expect(fake.state.created).toMatchObject({ User: "0:0", AttachStdin: true, Tty: false });
+    expect(fake.state.created?.Cmd?.slice(-2)).toEqual(["/run/harness-egress/1-ab.sock", "1000:1000"]);
     expect(fake.state.started).toMatchObject({ hijack: true, stdin: true });
     await relay.close(100);
   });
 
   it("keeps reading the stream after the first line (an unread exec stream can hold up other execs)", async () => {
     const fake = fakeRelayContainer();
-    const starting = EgressRelay.start(fake.container, "1000:1000", "/s");
+    const starting = EgressRelay.start(fake.container, "1000:1000", "1000:1000", "/s");
     fake.say("PORT 5000\n");
     const relay = await starting;
     // 1 MiB more than a PassThrough buffers: written only if someone keeps reading.
@@ -64,7 +64,7 @@ describe("EgressRelay", () => {
 
   it("is running while the exec is, and not once its stream ended or inspect says so", async () => {
     const fake = fakeRelayContainer();
-    const starting = EgressRelay.start(fake.container, "1000:1000", "/s");
+    const starting = EgressRelay.start(fake.container, "1000:1000", "1000:1000", "/s");
     fake.say("PORT 5000\n");
     const relay = await starting;
     expect(await relay.running()).toBe(true);
@@ -78,7 +78,7 @@ describe("EgressRelay", () => {
 
   it("closes by ending its stdin and waits for the stream to end", async () => {
     const fake = fakeRelayContainer();
-    const starting = EgressRelay.start(fake.container, "1000:1000", "/s");
+    const starting = EgressRelay.start(fake.container, "1000:1000", "1000:1000", "/s");
     fake.say("PORT 5000\n");
     const relay = await starting;
     let ended = false;
@@ -92,7 +92,7 @@ describe("EgressRelay", () => {
 
   it("says an image without python3 needs one, in a SandboxError", async () => {
     const fake = fakeRelayContainer();
-    const starting = EgressRelay.start(fake.container, "1000:1000", "/s");
+    const starting = EgressRelay.start(fake.container, "1000:1000", "1000:1000", "/s");
     fake.say(`${NO_PYTHON}\n`);
     const error = await starting.catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(SandboxError);
@@ -103,7 +103,7 @@ describe("EgressRelay", () => {
 
   it("flags a socket the container does not see, so the caller can restart the container", async () => {
     const fake = fakeRelayContainer();
-    const starting = EgressRelay.start(fake.container, "1000:1000", "/s");
+    const starting = EgressRelay.start(fake.container, "1000:1000", "1000:1000", "/s");
     fake.say(`${SOCKET_MISSING}: No such file or directory\n`);
     const error = await starting.catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RelayStartError);
@@ -115,11 +115,11 @@ describe("EgressRelay", () => {
 
   it("fails, not hangs, when the relay exits silently or never says its port", async () => {
     const gone = fakeRelayContainer();
-    const exiting = EgressRelay.start(gone.container, "1000:1000", "/s");
+    const exiting = EgressRelay.start(gone.container, "1000:1000", "1000:1000", "/s");
     gone.stream.end();
     await expect(exiting).rejects.toThrow("the network relay exited before saying its port");
     const silent = fakeRelayContainer();
-    await expect(EgressRelay.start(silent.container, "1000:1000", "/s", 50)).rejects.toThrow(
+    await expect(EgressRelay.start(silent.container, "1000:1000", "1000:1000", "/s", 50)).rejects.toThrow(
       "the network relay did not say its port within 50 ms",
     );
     expect(silent.stream.destroyed).toBe(true);
@@ -127,7 +127,7 @@ describe("EgressRelay", () => {
 
   it("refuses a first line that is not a port", async () => {
     const fake = fakeRelayContainer();
-    const starting = EgressRelay.start(fake.container, "1000:1000", "/s");
+    const starting = EgressRelay.start(fake.container, "1000:1000", "1000:1000", "/s");
     fake.say("PORT 12x\n");
     await expect(starting).rejects.toThrow('the network relay said something unexpected: "PORT 12x"');
   });

@@ -45,7 +45,7 @@ describe("engine kind", () => {
     expect(podmanProcessLimits("")).toEqual({ nofile: 1_048_576, nproc: 32_768 });
   });
 
-  it("changes only the tmpfs owner option, the seccomp spelling and the limits for Podman", () => {
+  it("changes only the tmpfs owner option, the seccomp spelling, the limits and the machinery's user for Podman", () => {
     const docker = containerCreateOptions(settings, DOCKER_ENGINE);
     expect(JSON.stringify(containerCreateOptions(settings))).toBe(JSON.stringify(docker));
     const onPodman = containerCreateOptions(settings, podman);
@@ -65,9 +65,21 @@ describe("engine kind", () => {
       { Name: "nofile", Soft: 20000, Hard: 20000 },
       { Name: "nproc", Soft: 32768, Hard: 32768 },
     ]);
+    // Podman keeps the container's user the sandbox user (its tmpfs owner follows it): no root machinery.
+    expect(docker.User).toBe("0:0");
+    expect(docker.HostConfig?.CapAdd).toEqual(["SETUID", "SETGID"]);
+    expect(onPodman.User).toBe("1000:1000");
+    expect(onPodman.HostConfig?.CapAdd).toBeUndefined();
     const strip = (o: typeof docker) => ({
       ...o,
-      HostConfig: { ...o.HostConfig, Tmpfs: undefined, SecurityOpt: undefined, Ulimits: undefined },
+      User: undefined,
+      HostConfig: {
+        ...o.HostConfig,
+        Tmpfs: undefined,
+        SecurityOpt: undefined,
+        Ulimits: undefined,
+        CapAdd: undefined,
+      },
     });
     expect(strip(onPodman)).toEqual(strip(docker));
     expect(onPodman.HostConfig?.UsernsMode).toBeUndefined();

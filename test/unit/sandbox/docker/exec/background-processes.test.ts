@@ -8,7 +8,7 @@ import { runDockerExec } from "../../../../../src/sandbox/docker/exec/docker-exe
 import { INIT_CHILD, INIT_SCRIPT } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import { execRequest, FakeContainer } from "./fake-docker.js";
 
-const TITLES = ["PID", "PPID", "STAT", "ELAPSED", "COMMAND"];
+const TITLES = ["PID", "PPID", "RUID", "STAT", "ELAPSED", "COMMAND"];
 const INIT = "6337";
 
 /** `docker top` of a sandbox, host pids as the engine reports them; `extra` rows added to it. */
@@ -16,8 +16,8 @@ function top(...extra: string[][]): TopResult {
   return {
     Titles: TITLES,
     Processes: [
-      [INIT, "6318", "Ss", "900", `/bin/sh -c ${INIT_SCRIPT}`],
-      ["6384", INIT, "S", "900", INIT_CHILD],
+      [INIT, "6318", "0", "Ss", "900", `/bin/sh -c ${INIT_SCRIPT}`],
+      ["6384", INIT, "0", "S", "900", INIT_CHILD],
       ...extra,
     ],
   };
@@ -41,10 +41,10 @@ describe("backgroundJobs", () => {
     const jobs = backgroundJobs(
       INIT,
       top(
-        ["7001", INIT, "S", "12", "python3 -m http.server 8000"],
-        ["7002", "7001", "S", "12", "python3 worker.py"],
-        ["7100", INIT, "Ss", "400", "sleep 999"],
-        ["7200", INIT, "Z", "3", "[sh] <defunct>"],
+        ["7001", INIT, "1000", "S", "12", "python3 -m http.server 8000"],
+        ["7002", "7001", "1000", "S", "12", "python3 worker.py"],
+        ["7100", INIT, "1000", "Ss", "400", "sleep 999"],
+        ["7200", INIT, "1000", "Z", "3", "[sh] <defunct>"],
       ),
     );
     expect(jobs).toEqual([
@@ -58,20 +58,33 @@ describe("backgroundJobs", () => {
       INIT,
       top(
         // Parents outside the container: a command's wrapper, the allowlist relay, a kill helper.
-        ["8000", "6318", "Ss", "1", "/bin/sh -c … harness-exec 0123456789abcdef /workspace make /workspace"],
-        ["8100", "6318", "Ss", "60", "python3 -I -S -c import errno, os, selectors …"],
-        ["8200", "6318", "Ss", "0", "/bin/sh -c … harness-kill 0123 2 8000 9000"],
+        [
+          "8000",
+          "6318",
+          "1000",
+          "Ss",
+          "1",
+          "/bin/sh -c … harness-exec 0123456789abcdef /workspace make /workspace",
+        ],
+        ["8100", "6318", "1000", "Ss", "60", "python3 -I -S -c import errno, os, selectors …"],
+        ["8200", "6318", "1000", "Ss", "0", "/bin/sh -c … harness-kill 0123 2 8000 9000"],
         // A command that printed a fake end marker and carries on: its processes hang off its wrapper.
-        ["8001", "8000", "S", "1", 'bash -c trap … eval "$1" bash sleep 5'],
-        ["8002", "8001", "S", "1", "sleep 5"],
+        ["8001", "8000", "1000", "S", "1", 'bash -c trap … eval "$1" bash sleep 5'],
+        ["8002", "8001", "1000", "S", "1", "sleep 5"],
       ),
     );
     expect(jobs).toEqual([]);
   });
 
+  it("lists a job that names itself like PID 1's sleep: it is not of PID 1's uid", () => {
+    expect(backgroundJobs(INIT, top(["9100", INIT, "1000", "S", "7", INIT_CHILD]))).toEqual([
+      { command: INIT_CHILD, ageSeconds: 7 },
+    ]);
+  });
+
   it("collapses whitespace and cuts a long command line", () => {
     const long = `node  server.js\t--flag ${"a".repeat(400)}`;
-    const [job] = backgroundJobs(INIT, top(["9000", INIT, "S", "5", long]));
+    const [job] = backgroundJobs(INIT, top(["9000", INIT, "1000", "S", "5", long]));
     expect(job?.command.startsWith("node server.js --flag aaa")).toBe(true);
     expect(job?.command).toHaveLength(200);
     expect(job?.command.endsWith("…")).toBe(true);
@@ -86,9 +99,9 @@ describe("backgroundJobs", () => {
 describe("listBackgroundProcesses", () => {
   it("asks top for pid, parent, state, elapsed seconds and the command line", async () => {
     const fake = new FakeContainer();
-    const calls = withTop(fake, async () => top(["7001", INIT, "S", "3", "sleep 60"]));
+    const calls = withTop(fake, async () => top(["7001", INIT, "1000", "S", "3", "sleep 60"]));
     expect(await listBackgroundProcesses(fake.container)).toEqual([{ command: "sleep 60", ageSeconds: 3 }]);
-    expect(calls).toEqual([{ ps_args: "-o pid,ppid,stat,etimes,args" }]);
+    expect(calls).toEqual([{ ps_args: "-o pid,ppid,ruid,stat,etimes,args" }]);
   });
 
   it("gives up after its deadline, and on an engine error, with an empty list", async () => {
@@ -119,7 +132,9 @@ describe("runDockerExec and the background count", () => {
       run.stream.write(run.stderrMarker());
       run.stream.write(run.stdoutMarker(0, "/work/a:b", 0, 3));
     });
-    const calls = withTop(fake, async () => top(["7001", INIT, "S", "75", "python3 -m http.server 8000"]));
+    const calls = withTop(fake, async () =>
+      top(["7001", INIT, "1000", "S", "75", "python3 -m http.server 8000"]),
+    );
     const outcome = await runDockerExec(fake.container, execRequest());
     expect(calls).toHaveLength(1);
     expect(outcome).toMatchObject({

@@ -27,7 +27,7 @@ export function evaluateCis(input: CisInput): CisResult[] {
     });
 }
 
-/** A Markdown table, as recorded in the README. */
+/** A Markdown table, as recorded in docs/security.md. */
 export function formatCisTable(results: readonly CisResult[]): string {
   const rows = results.map(
     (r) => `| ${r.id} | ${r.status} | ${r.title} | ${r.detail.replaceAll("|", "\\|")} |`,

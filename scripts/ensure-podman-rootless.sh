@@ -4,7 +4,7 @@
 # a normal user ($HARNESS_PODMAN_ROOTLESS_USER, default harness-rootless) with subordinate uid and gid
 # ranges runs `podman system service` in the background, and gets the base image of sandbox/Dockerfile
 # from Docker (no registry needed). Run as root (it adds the user). Prints the socket path on its last
-# line. On cgroup v1 this Podman cannot limit memory, pids or cpu, and harness refuses it (README).
+# line. On cgroup v1 this Podman cannot limit memory, pids or cpu, and harness refuses it (docs/engines.md, Podman).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -19,7 +19,7 @@ if registered; then
   exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
-  echo "gVisor (runsc) is not registered with Docker: see README 'gVisor' for the daemon.json entry" >&2
+  echo "gVisor (runsc) is not registered with Docker: see docs/engines.md, 'Stronger isolation with gVisor', for the daemon.json entry" >&2
   exit 1
 fi
 start=$(date +%s.%N)

@@ -123,7 +123,7 @@ async function main(argv: string[]): Promise<number> {
       .description(
         "run many tasks (JSONL: id, workspace, task, optional per-task settings), each in its own sandbox, with one result line per task and a summary",
       )
-      .argument("<tasks>", "TASKS.jsonl, one task a line (README: Many tasks)"),
+      .argument("<tasks>", "TASKS.jsonl, one task a line (docs/batch.md)"),
   )
     .option("--concurrency <n>", `most tasks at once (default ${describeDefaultConcurrency()})`)
     .option(

@@ -32,7 +32,7 @@ export type ConformanceCase =
 export interface ConformanceOptions {
   /**
    * Cases this engine cannot pass, each with the reason. They are listed in the test output as
-   * skipped with that reason (never dropped silently) and belong in the README's engine table.
+   * skipped with that reason (never dropped silently) and belong in the engine table of docs/engines.md.
    */
   differences?: Partial<Record<ConformanceCase, string>>;
   /** Per-test timeout in ms (default 120 s): slower engines (gVisor, remote) need more. */

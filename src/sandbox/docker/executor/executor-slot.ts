@@ -34,7 +34,7 @@ export class ExecutorSlot {
     disabled: string | undefined,
   ) {
     this.perCallBecause = disabled;
-    // A deliberate choice is the user's own: said in the README, not announced on every run.
+    // A deliberate choice is the user's own: said in docs/executor.md, not announced on every run.
     this.announced = disabled !== undefined;
   }
 

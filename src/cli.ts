@@ -3,8 +3,8 @@
  * together. Heavy modules load inside each command, so `harness exec` never pays for the model SDK.
  */
 import { Command, Option } from "commander";
-import { config as loadDotenv } from "dotenv";
 import { describeDefaultConcurrency } from "./batch/default-concurrency.js";
+import { loadDotenvFile } from "./cli/dotenv-load.js";
 import { EXIT } from "./cli/exit-codes.js";
 import { Interrupts } from "./cli/interrupts.js";
 import { reportError } from "./cli/report-error.js";
@@ -80,7 +80,8 @@ function sandboxOptions(command: Command): Command {
 }
 
 async function main(argv: string[]): Promise<number> {
-  loadDotenv({ quiet: true });
+  // Key by key, not dotenv.config(): the current directory is often a workspace the sandbox can write.
+  loadDotenvFile(process.env, process.cwd());
   let exitCode: number = EXIT.ok;
   const interrupts = new Interrupts(() => process.exit(EXIT.interrupted));
   const program = new Command("harness")
@@ -250,6 +251,17 @@ async function main(argv: string[]): Promise<number> {
     .action(async (flags: Flags & { outputFormat?: string }) => {
       const { doctorCommand } = await import("./cli/doctor-command.js");
       exitCode = await doctorCommand(flags);
+    });
+
+  program
+    .command("trust-env")
+    .description(
+      "load a .env harness doubts (a sandbox wrote it, or it changed during a run) again, as it is now: read it first",
+    )
+    .argument("[file]", "the .env file (default: ./.env)")
+    .action(async (file: string | undefined) => {
+      const { trustEnvCommand } = await import("./cli/trust-env-command.js");
+      exitCode = trustEnvCommand(file);
     });
 
   program

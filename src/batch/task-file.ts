@@ -1,6 +1,6 @@
 /**
  * TASKS.jsonl: one task a line, `{"id", "workspace", "task"}` plus any of `run`'s per-task settings
- * (TASK_SETTINGS). Read whole and checked before anything runs: a bad line is a usage error naming
+ * (TASK_SETTINGS; never one that widens the sandbox). Read whole and checked before anything runs: a bad line is a usage error naming
  * its line number, never a task that fails later.
  */
 import { readFileSync } from "node:fs";
@@ -21,12 +21,20 @@ export const TASK_SETTINGS = {
   network: "network",
   memory: "memory",
   cpus: "cpus",
-  allowHost: "allowHost",
-  allow: "allow",
 } as const satisfies Record<string, keyof CliFlags>;
 
+/**
+ * Settings that would give a task's sandbox more than the batch's flags do: a network, hosts to
+ * reach. A tasks file is often generated, or written by the tasks' own output; these come from the
+ * `batch` command's flags (or the real environment) only, like `--allow-private`.
+ */
+const WIDENING_SETTINGS: Readonly<Record<string, string>> = {
+  allowHost: "--allow-host",
+  allow: "--allow",
+  allowPrivate: "--allow-private",
+};
+
 type SettingKey = keyof typeof TASK_SETTINGS;
-const LIST_SETTINGS: ReadonlySet<string> = new Set(["allowHost", "allow"]);
 
 /** One task as the file gives it. */
 export interface BatchTask {
@@ -92,6 +100,12 @@ function toTask(value: unknown, where: string, baseDir: string, line: number): B
   const flags: CliFlags = {};
   for (const [key, v] of Object.entries(record)) {
     if (key === "id" || key === "workspace" || key === "task") continue;
+    const widening = WIDENING_SETTINGS[key];
+    if (widening !== undefined || (key === "network" && v !== "none")) {
+      throw new ConfigError(
+        `${where}: '${key}' would widen the task's sandbox, which a tasks file cannot do: pass ${widening ?? "--network"} to harness batch instead`,
+      );
+    }
     if (!Object.hasOwn(TASK_SETTINGS, key)) {
       const known = Object.keys(TASK_SETTINGS).join(", ");
       throw new ConfigError(`${where}: unknown setting '${key}' (known: id, workspace, task, ${known})`);
@@ -103,13 +117,6 @@ function toTask(value: unknown, where: string, baseDir: string, line: number): B
 
 function setFlag(flags: CliFlags, key: SettingKey, value: unknown, where: string): void {
   const flag = TASK_SETTINGS[key];
-  if (LIST_SETTINGS.has(key)) {
-    const list = Array.isArray(value) ? value : [value];
-    if (!list.every((item) => typeof item === "string"))
-      throw new ConfigError(`${where}: '${key}' must be a string or a list of strings`);
-    (flags as Record<string, unknown>)[flag] = list;
-    return;
-  }
   if (typeof value !== "string" && typeof value !== "number")
     throw new ConfigError(`${where}: '${key}' must be a string or a number`);
   (flags as Record<string, unknown>)[flag] = String(value);

@@ -17,7 +17,6 @@ import { OutputStore } from "../tools/output-store.js";
 import { createTranscript } from "../transcript/transcript.js";
 import { type ContinuedRun, type ContinueFlags, loadContinuedRun } from "./continued-run.js";
 import { reviewCopyChanges } from "./copy-changes.js";
-import { watchEnvFile } from "./env-file-watch.js";
 import { EXIT, exitCodeFor } from "./exit-codes.js";
 import type { Interrupts } from "./interrupts.js";
 import { exitCodeForError } from "./report-error.js";
@@ -92,7 +91,6 @@ export async function runCommand(
     ...(continued === undefined ? {} : { adoptExisting: true, usedIds: continued.highestOutputId }),
   });
   const tools = runTools(sandbox, agentConfig, sandboxConfig, outputStore);
-  const envFileChanged = sandbox.copy ? () => undefined : watchEnvFile(description.workspace);
   const renderer = output.listener({ description, timeoutMs: sandboxConfig.timeoutMs, egress });
   const events = combineEvents(renderer, transcript);
   // For the sandbox's whole life, not per run: connections end (and are recorded) when they end,
@@ -127,8 +125,6 @@ export async function runCommand(
   process.stderr.write(`harness: transcript: ${transcript.path}\n`);
   // Retention: never throws; a failure is one warning line and the run's exit code stands.
   pruneAfterRun({ transcriptPath: transcript.path });
-  const envWarning = envFileChanged();
-  if (envWarning) process.stderr.write(`harness: ${envWarning}\n`);
   // Copy mode: the run's changes are shown, and applied only when asked, before the sandbox goes.
   await reviewCopyChanges(sandbox, flags.apply);
   return interrupts.isOutputGone ? EXIT.brokenPipe : code;

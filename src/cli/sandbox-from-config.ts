@@ -1,14 +1,31 @@
 /** Opens the workspace's sandbox with the CLI's settings; build progress goes to stderr. */
 import type { SandboxConfig } from "../config.js";
 import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
+import { watchEnvFiles } from "./env-file-watch.js";
 
 export async function openSandbox(
   config: SandboxConfig,
   options: { removeOnStop?: boolean; progress?: (line: string) => void } = {},
 ): Promise<DockerSandbox> {
-  return DockerSandbox.open({
-    ...config,
-    removeOnStop: options.removeOnStop,
-    onProgress: options.progress ?? ((line) => process.stderr.write(`harness: ${line}\n`)),
-  });
+  const say = options.progress ?? ((line) => process.stderr.write(`harness: ${line}\n`));
+  // Every sandbox, whatever the command: what it could write includes a `.env` harness loads later.
+  const watch = watchEnvFiles(config.workspace);
+  let sandbox: DockerSandbox;
+  try {
+    sandbox = await DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
+  } catch (error) {
+    for (const line of watch.close()) say(line);
+    throw error;
+  }
+  // The watch ends only once the sandbox has stopped: its leftover processes ended, copy mode's
+  // changes applied or dropped. Every command ends its sandbox through `stop` (`await using` too).
+  const stop = sandbox.stop.bind(sandbox);
+  sandbox.stop = async () => {
+    try {
+      await stop();
+    } finally {
+      for (const line of watch.close()) say(line);
+    }
+  };
+  return sandbox;
 }

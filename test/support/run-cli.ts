@@ -17,6 +17,8 @@ export interface CliOptions {
   cwd?: string;
   input?: string;
   timeoutMs?: number;
+  /** Variables to leave out of the child's env, even the defaults above (XDG_STATE_HOME…). */
+  unset?: string[];
 }
 
 /** A CLI still running: its process (to send it signals) and its output so far. */
@@ -40,17 +42,19 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRun
 
 /** Like `runCli`, but hands back the child while it runs (for Ctrl-C tests). */
 export function spawnCli(args: string[], options: CliOptions = {}): RunningCli {
+  const env: Record<string, string> = {
+    PATH: process.env["PATH"] ?? "",
+    HOME: process.env["HOME"] ?? "/root",
+    NO_COLOR: "1",
+    // Transcripts of test runs go to a scratch place, not the developer's own state directory.
+    XDG_STATE_HOME: join(tmpdir(), "harness-test-state"),
+    ...(process.env["DOCKER_HOST"] ? { DOCKER_HOST: process.env["DOCKER_HOST"] } : {}),
+    ...options.env,
+  };
+  for (const name of options.unset ?? []) delete env[name];
   const child = spawn(process.execPath, [CLI_PATH, ...args], {
     cwd: options.cwd ?? process.cwd(),
-    env: {
-      PATH: process.env["PATH"] ?? "",
-      HOME: process.env["HOME"] ?? "/root",
-      NO_COLOR: "1",
-      // Transcripts of test runs go to a scratch place, not the developer's own state directory.
-      XDG_STATE_HOME: join(tmpdir(), "harness-test-state"),
-      ...(process.env["DOCKER_HOST"] ? { DOCKER_HOST: process.env["DOCKER_HOST"] } : {}),
-      ...options.env,
-    },
+    env,
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stdout = "";

@@ -18,14 +18,14 @@ afterEach(() => {
 describe("tasks file", () => {
   it("reads tasks with per-task settings and names the bad line", () => {
     const tasks = parseTasks(
-      '{"id":"a","workspace":"ws","task":"x","maxTurns":3,"allowHost":"example.com"}\n\n{"id":"b","workspace":"/w","task":"y"}\n',
+      '{"id":"a","workspace":"ws","task":"x","maxTurns":3,"memory":"1g"}\n\n{"id":"b","workspace":"/w","task":"y"}\n',
       "/base",
     );
     expect(tasks.map((t) => [t.id, t.workspace, t.line])).toEqual([
       ["a", "/base/ws", 1],
       ["b", "/w", 3],
     ]);
-    expect(tasks[0]?.flags).toEqual({ maxTurns: "3", allowHost: ["example.com"] });
+    expect(tasks[0]?.flags).toEqual({ maxTurns: "3", memory: "1g" });
     expect(() => parseTasks('{"id":"a","workspace":"w","task":"x","maxTurn":3}', "/")).toThrow(
       /line 1: unknown setting 'maxTurn'/,
     );

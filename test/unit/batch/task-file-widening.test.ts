@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { parseTasks } from "../../../src/batch/task-file.js";
+
+const line = (settings: string) => `{"id":"a","workspace":"/w","task":"x"${settings}}\n`;
+
+describe("a tasks file cannot widen a task's sandbox", () => {
+  it.each([
+    ['"network":"host"', "network"],
+    ['"network":"bridge"', "network"],
+    ['"allowHost":"example.com"', "allowHost"],
+    ['"allowHost":["a.example","b.example"]', "allowHost"],
+    ['"allow":"npm"', "allow"],
+    ['"allowPrivate":true', "allowPrivate"],
+  ])("refuses %s, naming the line", (settings, key) => {
+    const text = `{"id":"z","workspace":"/w","task":"y"}\n${line(`,${settings}`)}`;
+    expect(() => parseTasks(text, "/base", "tasks.jsonl")).toThrow(
+      new RegExp(`^tasks\\.jsonl line 2: '${key}' would widen the task's sandbox`),
+    );
+  });
+
+  it("accepts network none and the settings that widen nothing", () => {
+    const [task] = parseTasks(line(',"network":"none","memory":"1g","cpus":2,"image":"img"'), "/base");
+    expect(task?.flags).toEqual({ network: "none", memory: "1g", cpus: "2", image: "img" });
+  });
+});

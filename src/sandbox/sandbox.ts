@@ -143,6 +143,8 @@ export interface EgressMonitor {
   readonly allowPrivate: boolean;
   /** Most bytes the run may carry. */
   readonly limitBytes: number;
+  /** Most distinct names looked up under each wildcard entry in the run. */
+  readonly wildcardNames?: number | undefined;
   /**
    * Calls `listener` with each record when its connection ends (a refusal: at once). Returns the
    * unsubscribe function. Contract: the listener must not throw.

@@ -42,6 +42,7 @@ export class EgressGateway implements EgressMonitor {
   readonly allowHosts: readonly string[];
   readonly allowPrivate: boolean;
   readonly limitBytes: number;
+  readonly wildcardNames: number;
   readonly #options: GatewayOptions;
   readonly #allowlist: Allowlist;
   readonly #lookup: Lookup;
@@ -92,6 +93,7 @@ export class EgressGateway implements EgressMonitor {
     this.allowHosts = Object.freeze(allowlist.entries.map((e) => e.text));
     this.allowPrivate = options.allowPrivate;
     this.limitBytes = options.limitBytes;
+    this.wildcardNames = options.wildcardNames ?? DEFAULT_WILDCARD_NAMES;
     this.#ledger = new EgressLedger(options.limitBytes);
     this.#lookup = options.lookup ?? ((host) => dnsLookup(host, { all: true, verbatim: true }));
     const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -231,7 +233,7 @@ export class EgressGateway implements EgressMonitor {
     const names = this.#wildcardNames.get(entry.text) ?? new Set<string>();
     this.#wildcardNames.set(entry.text, names);
     if (names.has(syntax.name)) return { ok: true };
-    const bound = this.#options.wildcardNames ?? DEFAULT_WILDCARD_NAMES;
+    const bound = this.wildcardNames;
     if (names.size >= bound) {
       return {
         ok: false,

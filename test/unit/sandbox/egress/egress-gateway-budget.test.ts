@@ -103,6 +103,21 @@ describe("EgressGateway byte budget", () => {
     expect(totals.bytesUp + totals.bytesDown).toBeLessThanOrEqual(LIMIT);
   });
 
+  it("counts the heads of requests pipelined on one keep-alive client connection", async () => {
+    await using origin = await countingOrigin();
+    await using gw = await startGateway({ allowHosts: [`example.com:${origin.port}`], limitBytes: LIMIT });
+    const client = await rawClient(gw.gateway.socketPath);
+    const one = `GET http://example.com:${origin.port}/ HTTP/1.1\r\nHost: example.com\r\nX-Fill: ${FILL}\r\n\r\n`;
+    // Node reads them all at once: up to maxConnections are forwarded together, the rest wait or get 503.
+    client.socket.write(one.repeat(60));
+    // Spending the budget ends every open connection, this client's too.
+    await client.closed;
+    await eventually(() => origin.open() === 0);
+    expect(origin.received() + origin.sent()).toBeLessThanOrEqual(LIMIT);
+    expect(origin.requests()).toBeLessThan(LIMIT / FILL.length);
+    expect(gw.records.some((r) => r.reason === REASON)).toBe(true);
+  });
+
   it("counts response heads: 250 requests answered with 8 KB headers bring no more than the limit", async () => {
     await using origin = await countingOrigin(FILL);
     await using gw = await startGateway({ allowHosts: [`example.com:${origin.port}`], limitBytes: LIMIT });

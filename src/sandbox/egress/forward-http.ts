@@ -33,8 +33,9 @@ export async function handleRequest(
   // The request body reaches us de-chunked; say how the origin should frame it, since the client's
   // Transfer-Encoding was a hop-by-hop header.
   if (req.headers["transfer-encoding"] !== undefined) headers.push("Transfer-Encoding", "chunked");
-  const head = ["Host", target.hostHeader, ...headers];
-  // What the head sent to the origin will cost (Node may add a framing header): it must fit.
+  // One origin connection per request, never reused: say so, rather than leave Node to pick.
+  const head = ["Host", target.hostHeader, ...headers, "Connection", "close"];
+  // What the head sent to the origin will cost (Node may add Content-Length: 0): it must fit.
   const headBytes =
     Buffer.byteLength(`${method} ${target.path} HTTP/1.1\r\n`, "latin1") + headerLinesBytes(head) + 2;
   const admission = core.admit(target.host, target.port, method, headBytes);

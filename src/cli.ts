@@ -67,6 +67,10 @@ function sandboxOptions(command: Command): Command {
       "allowlist mode: allowed names may resolve to private, loopback or link-local addresses (internal registries)",
     )
     .option("--egress-limit <size>", "allowlist mode: most bytes through the gateway per run (default 2g)")
+    .option(
+      "--egress-wildcard-names <n>",
+      "allowlist mode: most distinct names looked up under each *.suffix entry per run (default 64)",
+    )
     .option("--timeout <seconds>", "per-command timeout in seconds (default 120)")
     .addOption(
       new Option(

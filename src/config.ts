@@ -46,6 +46,11 @@ export interface CliFlags {
   allowPrivate?: boolean;
   /** `--egress-limit SIZE`: most bytes through the gateway per run. */
   egressLimit?: string;
+  /**
+   * `--egress-wildcard-names N`: most distinct names looked up under each wildcard entry. Flag only,
+   * like `--allow-private`: a `.env` the sandbox can write must not widen a channel out of it.
+   */
+  egressWildcardNames?: string;
   /** `--apply` gives true, `--no-apply` false, neither undefined (copy mode: ask on a terminal). */
   apply?: boolean;
   transcript?: string;
@@ -228,15 +233,18 @@ function loadEgressConfig(
     flags.egressLimit ?? (env["HARNESS_EGRESS_LIMIT"] || undefined),
   );
   const allowPrivate = flags.allowPrivate === true;
+  const wildcardNames = positiveNumber("--egress-wildcard-names", flags.egressWildcardNames);
   if (hosts.length === 0 && presets.length === 0) {
     if (inherited !== undefined && network === SANDBOX_DEFAULTS.network && inherited.allowHosts.length > 0) {
       const entries = inherited.allowHosts.map((text) => checkedEntry(text, "the recorded allow entry"));
       const limit = limitBytes ?? inherited.limitBytes;
-      return egressConfig([...new Set(entries)], allowPrivate, limit, true);
+      return egressConfig([...new Set(entries)], allowPrivate, limit, wildcardNames, true);
     }
     // HARNESS_EGRESS_LIMIT in a shared .env is harmless without hosts; the flags alone are a mistake.
     if (allowPrivate || flags.egressLimit !== undefined)
       throw new ConfigError("--allow-private and --egress-limit need an --allow-host or --allow entry");
+    if (wildcardNames !== undefined)
+      throw new ConfigError("--egress-wildcard-names needs an --allow-host or --allow entry");
     return undefined;
   }
   if (network !== SANDBOX_DEFAULTS.network) {
@@ -249,7 +257,7 @@ function loadEgressConfig(
     const flag = preset.kind === "git" ? `--allow git=${preset.host}` : `--allow ${preset.kind}`;
     for (const text of allowPresetHosts(preset, env)) entries.push(checkedEntry(text, flag));
   }
-  return egressConfig([...new Set(entries)], allowPrivate, limitBytes);
+  return egressConfig([...new Set(entries)], allowPrivate, limitBytes, wildcardNames);
 }
 
 function checkedEntry(text: string, flag: string): string {
@@ -263,12 +271,14 @@ function egressConfig(
   allowHosts: string[],
   allowPrivate: boolean,
   limitBytes: number | undefined,
+  wildcardNames: number | undefined,
   inherited = false,
 ): EgressConfig {
   return Object.freeze({
     allowHosts,
     allowPrivate,
     limitBytes: limitBytes ?? SANDBOX_DEFAULTS.egressLimitBytes,
+    ...(wildcardNames === undefined ? {} : { wildcardNames }),
     ...(inherited ? { inherited } : {}),
   });
 }

@@ -14,6 +14,8 @@ export interface SystemPromptOptions {
    * names them and says how to reach them, whatever `network` says.
    */
   allowHosts?: readonly string[];
+  /** Allowlist mode: most distinct names looked up under each wildcard entry (`EgressMonitor.wildcardNames`). */
+  wildcardNames?: number;
   /** Default per-command timeout, in seconds. */
   timeoutSeconds: number;
   /** Longest timeout the model may ask for, in seconds; omitted from the prompt when not given. */
@@ -42,7 +44,7 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
       : `pass a larger \`timeout\` (seconds, at most ${options.maxTimeoutSeconds}) for slow commands`;
   const networkLine =
     options.allowHosts !== undefined
-      ? allowlistLine(options.allowHosts)
+      ? allowlistLine(options.allowHosts, options.wildcardNames)
       : network === "none"
         ? 'There is no network access (network mode "none"): downloads, package installs from registries and git fetches fail. Use what is installed or vendored in the project.'
         : `Network access is enabled (network mode "${network}").`;
@@ -81,12 +83,19 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
 }
 
 /** Allowlist mode, as the model must know it to use it and to not waste turns fighting it. */
-function allowlistLine(allowHosts: readonly string[]): string {
+function allowlistLine(allowHosts: readonly string[], wildcardNames: number | undefined): string {
   const hosts = allowHosts.length > 0 ? allowHosts.join(", ") : "(none)";
+  const wildcard =
+    wildcardNames !== undefined && allowHosts.some((entry) => entry.startsWith("*."))
+      ? [
+          `Under a *. entry the proxy looks up at most ${wildcardNames} distinct names per run; further new names are refused, so reuse the names you need.`,
+        ]
+      : [];
   return [
     `Network access is limited to these hosts: ${hosts}.`,
     "They are reached through an HTTP(S) proxy that is already configured in the environment (HTTPS_PROXY, HTTP_PROXY and their lowercase forms, plus the settings npm, pip and git read): use the tools normally and leave the proxy settings alone.",
     "Anything else fails: other hosts, tools that ignore the proxy, raw sockets and DNS lookups (there is no resolver in the sandbox; the proxy resolves names).",
+    ...wildcard,
     "When the proxy refuses a request, the command's result says so with the host and the reason: do not retry it; work with what is allowed, or say in your final answer which host you needed.",
   ].join(" ");
 }

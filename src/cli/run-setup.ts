@@ -23,6 +23,7 @@ export function systemPromptFor(sandbox: Sandbox, config: SandboxConfig): string
     workdir: sandbox.workdir,
     network: description.network,
     ...(egress === undefined ? {} : { allowHosts: egress.allowHosts }),
+    ...(egress?.wildcardNames === undefined ? {} : { wildcardNames: egress.wildcardNames }),
     timeoutSeconds: Math.round(config.timeoutMs / 1000),
     savedOutput: true,
     readOnlyPaths: description.readOnlyPaths,

@@ -59,6 +59,11 @@ export interface EgressRequest {
   allowPrivate?: boolean | undefined;
   /** Most bytes (up plus down) the run's connections may carry; default `SANDBOX_DEFAULTS.egressLimitBytes`. */
   limitBytes?: number | undefined;
+  /**
+   * Most distinct names under one wildcard entry the gateway looks up in the run (each lookup is a
+   * DNS query the task chose); default the gateway's `DEFAULT_WILDCARD_NAMES` (64).
+   */
+  wildcardNames?: number | undefined;
 }
 
 /** `--protect` and `--no-protect`: workspace paths the host runs later, mounted read-only in bind mode. */

@@ -124,7 +124,12 @@ export interface EgressRecord {
   address?: string | undefined;
   /** HTTP status sent to the client: 403 for a refusal, the origin's status for plain HTTP. */
   status?: number | undefined;
-  /** Bytes from the sandbox to the origin, and back. */
+  /**
+   * Set when the host is a name under a wildcard entry (`*.example.org`) that no earlier request of
+   * the run had the gateway look up: each distinct name looked up on the host appears once, here.
+   */
+  lookedUp?: string | undefined;
+  /** Bytes on the wire to the origin (request lines, headers, bodies, framing), and back. */
   bytesUp: number;
   bytesDown: number;
   /** From open to close, in milliseconds. */
@@ -138,6 +143,8 @@ export interface EgressMonitor {
   readonly allowPrivate: boolean;
   /** Most bytes the run may carry. */
   readonly limitBytes: number;
+  /** Most distinct names looked up under each wildcard entry in the run. */
+  readonly wildcardNames?: number | undefined;
   /**
    * Calls `listener` with each record when its connection ends (a refusal: at once). Returns the
    * unsubscribe function. Contract: the listener must not throw.

@@ -164,6 +164,8 @@ export interface EgressTranscriptRecord extends RecordBase<"egress"> {
   address?: string;
   /** HTTP status sent to the sandbox: 403 for a refusal, the origin's for plain HTTP. */
   status?: number;
+  /** A name under a wildcard entry looked up on the host for the first time in the run (each once). */
+  lookedUp?: string;
   /** Bytes from the sandbox to the origin. */
   bytesUp: number;
   /** Bytes from the origin to the sandbox. */

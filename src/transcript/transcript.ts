@@ -92,7 +92,7 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
     },
     onTurnUsage: (usage, total) => write({ type: "usage", usage, total }),
     onNotice: (text) => write({ type: "notice", text }),
-    onEgress: ({ time, callId, reason, address, status, ...record }) =>
+    onEgress: ({ time, callId, reason, address, status, lookedUp, ...record }) =>
       write({
         type: "egress",
         openedAt: time,
@@ -101,6 +101,7 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
         ...(reason === undefined ? {} : { reason }),
         ...(address === undefined ? {} : { address }),
         ...(status === undefined ? {} : { status }),
+        ...(lookedUp === undefined ? {} : { lookedUp }),
       }),
     onRunEnd: (result) =>
       write({

@@ -61,6 +61,7 @@ export class EgressSession {
       allowHosts: egress.allowHosts,
       allowPrivate: egress.allowPrivate ?? false,
       limitBytes: egress.limitBytes ?? d.egressLimitBytes,
+      wildcardNames: egress.wildcardNames,
       maxConnections: options.egressMaxConnections ?? d.egressMaxConnections,
       idleMs: options.egressIdleMs ?? d.egressIdleMs,
       maxConnectionMs: options.egressMaxConnectionMs ?? d.egressMaxConnectionMs,

@@ -16,6 +16,8 @@ export interface ConnectionStart {
   method: string;
   /** The command running when it opened. */
   tag: CallTag | undefined;
+  /** A name under a wildcard entry that this request is the first to have looked up in the run. */
+  lookedUp?: string | undefined;
 }
 
 /** The gateway's side of a connection. */
@@ -43,7 +45,6 @@ export class EgressConnection {
   #status: number | undefined;
   #reason: string | undefined;
   #ended = false;
-  #wire: { readonly bytesWritten: number; readonly bytesRead: number } | undefined;
 
   constructor(start: ConnectionStart, hooks: ConnectionHooks) {
     this.start = start;
@@ -73,14 +74,6 @@ export class EgressConnection {
     this.#address = address;
   }
 
-  /**
-   * The origin socket: its byte counts, which include the request and response heads, become the
-   * record's when larger than what the counters saw (plain HTTP counts only bodies through them).
-   */
-  wire(socket: { readonly bytesWritten: number; readonly bytesRead: number }): void {
-    this.#wire = socket;
-  }
-
   /** The HTTP status the client got. */
   answered(status: number): void {
     this.#status = status;
@@ -101,6 +94,14 @@ export class EgressConnection {
   onAbort(cleanup: () => void): void {
     if (this.#ended) cleanup();
     else this.#cleanups.push(cleanup);
+  }
+
+  /**
+   * Takes bytes that pass no counter (a CONNECT's request head, the gateway's answer to it) from the
+   * run's budget; false when that would overspend it. They are not the origin's, so not in the record.
+   */
+  charge(bytes: number): boolean {
+    return !this.#ended && this.#hooks.spend(bytes);
   }
 
   /**
@@ -141,7 +142,7 @@ export class EgressConnection {
     clearTimeout(this.#lifetime);
     // Cleanups are for cutting short only: a finished plain-HTTP request leaves its client connection open.
     this.#cleanups.length = 0;
-    const { host, port, method, tag } = this.start;
+    const { host, port, method, tag, lookedUp } = this.start;
     this.#hooks.ended(this, {
       time: this.#time,
       callId: tag?.callId,
@@ -152,8 +153,9 @@ export class EgressConnection {
       reason: this.#reason,
       address: this.#address,
       status: this.#status,
-      bytesUp: Math.max(this.#bytesUp, this.#wire?.bytesWritten ?? 0),
-      bytesDown: Math.max(this.#bytesDown, this.#wire?.bytesRead ?? 0),
+      ...(lookedUp === undefined ? {} : { lookedUp }),
+      bytesUp: this.#bytesUp,
+      bytesDown: this.#bytesDown,
       durationMs: Math.round(performance.now() - this.#opened),
     });
   }

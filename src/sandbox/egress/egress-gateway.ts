@@ -26,6 +26,14 @@ export type { CallTag, GatewayOptions } from "./gateway-options.js";
 
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 
+/**
+ * Distinct names one wildcard entry may have looked up in a run. Every name under `*.suffix` is
+ * resolved on the host, and the query for it reaches whoever serves the zone, so the names
+ * themselves can carry data out: 64 names of at most 253 bytes bound that to about 16 KB an entry,
+ * while a real run reaches a handful of names under a registry's or a CDN's wildcard.
+ */
+export const DEFAULT_WILDCARD_NAMES = 64;
+
 export class EgressGateway implements EgressMonitor {
   /** Host path of the socket, `${process.pid}-${random}.sock` in `socketDir`. */
   readonly socketPath: string;
@@ -34,6 +42,7 @@ export class EgressGateway implements EgressMonitor {
   readonly allowHosts: readonly string[];
   readonly allowPrivate: boolean;
   readonly limitBytes: number;
+  readonly wildcardNames: number;
   readonly #options: GatewayOptions;
   readonly #allowlist: Allowlist;
   readonly #lookup: Lookup;
@@ -41,6 +50,8 @@ export class EgressGateway implements EgressMonitor {
   readonly #ledger: EgressLedger;
   readonly #live = new Set<EgressConnection>();
   readonly #sockets = new Set<Socket>();
+  /** Names looked up so far under each wildcard entry (by its text). */
+  readonly #wildcardNames = new Map<string, Set<string>>();
   #closing: Promise<void> | undefined;
 
   /** Checks the options, prepares the directory and listens. */
@@ -50,8 +61,9 @@ export class EgressGateway implements EgressMonitor {
       if (!parsed.ok) throw new ConfigError(`--allow-host ${text}: ${parsed.reason}`);
       return parsed.entry;
     });
-    for (const key of ["limitBytes", "maxConnections", "idleMs", "maxConnectionMs"] as const) {
-      const value = options[key];
+    const keys = ["limitBytes", "maxConnections", "idleMs", "maxConnectionMs", "wildcardNames"] as const;
+    for (const key of keys) {
+      const value = key === "wildcardNames" ? (options[key] ?? DEFAULT_WILDCARD_NAMES) : options[key];
       if (!Number.isSafeInteger(value) || value <= 0) {
         throw new ConfigError(`egress gateway: ${key} must be a positive integer, got ${value}`);
       }
@@ -81,6 +93,7 @@ export class EgressGateway implements EgressMonitor {
     this.allowHosts = Object.freeze(allowlist.entries.map((e) => e.text));
     this.allowPrivate = options.allowPrivate;
     this.limitBytes = options.limitBytes;
+    this.wildcardNames = options.wildcardNames ?? DEFAULT_WILDCARD_NAMES;
     this.#ledger = new EgressLedger(options.limitBytes);
     this.#lookup = options.lookup ?? ((host) => dnsLookup(host, { all: true, verbatim: true }));
     const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -164,27 +177,34 @@ export class EgressGateway implements EgressMonitor {
 
   #core(): GatewayCore {
     return {
-      admit: (host, port, method) => this.#admit(host, port, method),
+      admit: (host, port, method, headBytes) => this.#admit(host, port, method, headBytes),
       reach: (connection, entry) => this.#reach(connection, entry),
       malformed: (host, method, reason) =>
         this.#ledger.refused(this.#currentCall(), { host, port: 0, method }, 400, reason),
     };
   }
 
-  #admit(host: string, port: number, method: string): Admission {
+  #admit(host: string, port: number, method: string, headBytes: number): Admission {
     const tag = this.#currentCall();
     const asked = shown(host);
     const decision = this.#allowlist.check(host, port);
     if (!decision.allowed) return this.#refuse(tag, asked, port, method, 403, decision.reason);
     if (this.#closing !== undefined)
       return this.#refuse(tag, asked, port, method, 503, "the gateway is closing");
-    if (this.#ledger.spent) return this.#refuse(tag, asked, port, method, 403, this.#ledger.limitReason);
+    if (!this.#ledger.fits(headBytes)) {
+      // A request that would overspend the budget spends it, as a body that would does.
+      this.#spend(headBytes);
+      return this.#refuse(tag, asked, port, method, 403, this.#ledger.limitReason);
+    }
     const max = this.#options.maxConnections;
     if (this.#live.size >= max) {
       return this.#refuse(tag, asked, port, method, 503, `too many connections at once (limit ${max})`);
     }
+    // Last, so that a name admitted here is looked up next: the bound counts names sent to DNS.
+    const named = this.#wildcardName(host, decision.entry);
+    if (!named.ok) return this.#refuse(tag, asked, port, method, 403, named.reason);
     const connection = new EgressConnection(
-      { host: asked, port, method, tag },
+      { host: asked, port, method, tag, lookedUp: named.lookedUp },
       {
         idleMs: this.#options.idleMs,
         maxConnectionMs: this.#options.maxConnectionMs,
@@ -197,6 +217,31 @@ export class EgressGateway implements EgressMonitor {
     );
     this.#live.add(connection);
     return { ok: true, connection, entry: decision.entry };
+  }
+
+  /**
+   * The bound on distinct names looked up under one wildcard entry: a name seen before passes, a new
+   * one takes a place while there is one. Exact names and IP literals are not bounded (an IP literal
+   * is never looked up, an exact name is one name).
+   */
+  #wildcardName(
+    host: string,
+    entry: AllowEntry,
+  ): { ok: true; lookedUp?: string | undefined } | { ok: false; reason: string } {
+    const syntax = hostSyntax(host);
+    if (!entry.wildcard || syntax.kind !== "name") return { ok: true };
+    const names = this.#wildcardNames.get(entry.text) ?? new Set<string>();
+    this.#wildcardNames.set(entry.text, names);
+    if (names.has(syntax.name)) return { ok: true };
+    const bound = this.wildcardNames;
+    if (names.size >= bound) {
+      return {
+        ok: false,
+        reason: `${entry.host} already had ${bound} distinct names looked up this run, the most one wildcard entry may (--egress-wildcard-names raises it)`,
+      };
+    }
+    names.add(syntax.name);
+    return { ok: true, lookedUp: syntax.name };
   }
 
   async #reach(connection: EgressConnection, entry: AllowEntry): Promise<Reach> {

@@ -35,6 +35,11 @@ export class EgressLedger {
     return `egress limit of ${this.limitBytes} bytes reached (--egress-limit)`;
   }
 
+  /** True when `bytes` more fit in what is left of the budget. */
+  fits(bytes: number): boolean {
+    return this.#bytesUsed + bytes <= this.limitBytes;
+  }
+
   /** Takes `bytes` from the budget; false (and the budget spent) when that would overspend it. */
   spend(bytes: number): boolean {
     if (this.#bytesUsed + bytes <= this.limitBytes) {

@@ -3,15 +3,17 @@
  * request of a keep-alive connection), sent to a checked address with the URL's host as its Host
  * header and without hop-by-hop headers, and its response streamed back. Both bodies go through
  * pipelines, so neither side can make the gateway buffer more than a stream's high-water mark.
+ * Every byte on the origin's wire (heads, bodies, chunk framing, trailers) is counted as it passes.
  */
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
-import { pipeline } from "node:stream";
+import type { Socket } from "node:net";
+import { Duplex, pipeline } from "node:stream";
 import type { EgressConnection } from "./egress-connection.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { endToEndHeaders } from "./hop-by-hop.js";
 import { shown } from "./host-syntax.js";
 import { parseAbsoluteUrl } from "./request-target.js";
-import { answerBody } from "./responses.js";
+import { answerBody, headerLinesBytes } from "./responses.js";
 
 export async function handleRequest(
   core: GatewayCore,
@@ -27,7 +29,16 @@ export async function handleRequest(
     return;
   }
   const host = shown(target.host);
-  const admission = core.admit(target.host, target.port, method);
+  const headers = endToEndHeaders(req.rawHeaders, ["host"]);
+  // The request body reaches us de-chunked; say how the origin should frame it, since the client's
+  // Transfer-Encoding was a hop-by-hop header.
+  if (req.headers["transfer-encoding"] !== undefined) headers.push("Transfer-Encoding", "chunked");
+  // One origin connection per request, never reused: say so, rather than leave Node to pick.
+  const head = ["Host", target.hostHeader, ...headers, "Connection", "close"];
+  // What the head sent to the origin will cost (Node may add Content-Length: 0): it must fit.
+  const headBytes =
+    Buffer.byteLength(`${method} ${target.path} HTTP/1.1\r\n`, "latin1") + headerLinesBytes(head) + 2;
+  const admission = core.admit(target.host, target.port, method, headBytes);
   if (!admission.ok) {
     answer(req, res, admission.status, answerBody(host, target.port, admission.reason));
     return;
@@ -48,22 +59,17 @@ export async function handleRequest(
   }
   const origin = reached.socket;
   connection.onAbort(() => origin.destroy());
-  connection.wire(origin);
-  const headers = endToEndHeaders(req.rawHeaders, ["host"]);
-  // The request body reaches us de-chunked; say how the origin should frame it, since the client's
-  // Transfer-Encoding was a hop-by-hop header.
-  if (req.headers["transfer-encoding"] !== undefined) headers.push("Transfer-Encoding", "chunked");
   const outgoing = httpRequest({
-    createConnection: () => origin,
+    createConnection: () => countedWire(connection, origin),
     method,
     path: target.path,
-    headers: ["Host", target.hostHeader, ...headers],
+    headers: head,
     setHost: false,
   });
   outgoing.on("response", (incoming) => relayResponse(connection, incoming, res));
   // Also after the request body is through (the pipeline below is done by then).
   outgoing.on("error", (error) => failed(connection, req, res, error));
-  pipeline(req, connection.counter("up"), outgoing, (error) => {
+  pipeline(req, outgoing, (error) => {
     if (error) failed(connection, req, res, error);
   });
 }
@@ -78,10 +84,26 @@ function relayResponse(connection: EgressConnection, incoming: IncomingMessage, 
     connection.abort(`the origin's response could not be relayed: ${errorWords(error as Error)}`);
     return;
   }
-  pipeline(incoming, connection.counter("down"), res, (error) => {
+  pipeline(incoming, res, (error) => {
     if (error) connection.abort(`the response was cut off: ${errorWords(error)}`);
     else connection.finish();
   });
+}
+
+/**
+ * The origin socket as the HTTP client sees it: every byte written to it or read from it goes through
+ * the connection's counters, so the budget pays for heads and framing, not only bodies, and a write
+ * that would overspend it never reaches the origin.
+ */
+function countedWire(connection: EgressConnection, origin: Socket): Duplex {
+  const up = connection.counter("up");
+  const down = connection.counter("down");
+  const done = (error: Error | null | undefined) => {
+    if (error) origin.destroy();
+  };
+  pipeline(up, origin, done);
+  pipeline(origin, down, done);
+  return Duplex.from({ writable: up, readable: down });
 }
 
 function failed(connection: EgressConnection, req: IncomingMessage, res: ServerResponse, error: Error): void {

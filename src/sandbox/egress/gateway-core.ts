@@ -17,10 +17,12 @@ export type Reach =
 
 export interface GatewayCore {
   /**
-   * The allowlist decision on the name as given, then the byte budget and the connection limit. A
-   * refusal is recorded (and told to the running command) before this returns.
+   * The allowlist decision on the name as given, then the byte budget (`headBytes`, what the request
+   * costs before any body, must fit in what is left: if not, the budget is spent), the connection
+   * limit, and the bound on distinct names looked up under a wildcard entry. A refusal is recorded
+   * (and told to the running command) before this returns.
    */
-  admit(host: string, port: number, method: string): Admission;
+  admit(host: string, port: number, method: string, headBytes: number): Admission;
   /**
    * Resolves an admitted host, checks its addresses and connects to one. A failure is noted on the
    * connection (which the caller still finishes) and returned as the status and words to answer with.

@@ -32,6 +32,11 @@ export interface GatewayOptions {
   idleMs: number;
   /** Longest life of one connection. */
   maxConnectionMs: number;
+  /**
+   * Most distinct names under one wildcard entry (`*.example.org`) the gateway looks up in its life;
+   * a new name beyond that is refused before DNS. Default `DEFAULT_WILDCARD_NAMES` (64).
+   */
+  wildcardNames?: number | undefined;
   /** Resolver; default: `dns.promises.lookup(host, { all: true, verbatim: true })`. */
   lookup?: Lookup | undefined;
   /** The call running now (read when a connection opens). Contract: should not throw. */

@@ -9,7 +9,9 @@ import { pipeline } from "node:stream";
 import type { GatewayCore } from "./gateway-core.js";
 import { shown } from "./host-syntax.js";
 import { parseAuthority } from "./request-target.js";
-import { answerBody, answerRaw } from "./responses.js";
+import { answerBody, answerRaw, requestHeadBytes } from "./responses.js";
+
+const ESTABLISHED = "HTTP/1.1 200 Connection Established\r\n\r\n";
 
 export async function handleConnect(
   core: GatewayCore,
@@ -26,12 +28,15 @@ export async function handleConnect(
     return;
   }
   const host = shown(target.host);
-  const admission = core.admit(target.host, target.port, "CONNECT");
+  // The CONNECT head and the answer to it cross the gateway too: the budget pays for them up front.
+  const headBytes = requestHeadBytes(request) + ESTABLISHED.length;
+  const admission = core.admit(target.host, target.port, "CONNECT", headBytes);
   if (!admission.ok) {
     answerRaw(client, admission.status, answerBody(host, target.port, admission.reason));
     return;
   }
   const { connection, entry } = admission;
+  if (!connection.charge(headBytes)) return;
   connection.onAbort(() => client.destroy());
   // Seen only when the socket fails: a paused socket does not notice EOF; idleMs bounds that case.
   const gone = () => connection.abort("the client closed before the tunnel was open");
@@ -53,7 +58,7 @@ export async function handleConnect(
     connection.note(`origin connection failed: ${error.code ?? error.message}`),
   );
   connection.answered(200);
-  client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+  client.write(ESTABLISHED);
   // Bytes the client sent right behind its CONNECT go up first, counted like the rest.
   if (head.length > 0) client.unshift(head);
 

@@ -87,6 +87,13 @@ describe("buildSystemPrompt: allowlist mode", () => {
     expect(prompt).not.toContain('network mode "none"');
   });
 
+  it("says how many names a wildcard entry lets the proxy look up, only when there is one", () => {
+    const line = "Under a *. entry the proxy looks up at most 64 distinct names per run";
+    const withWildcard = { ...base, network: "allowlist", wildcardNames: 64 };
+    expect(buildSystemPrompt({ ...withWildcard, allowHosts: ["*.example.org:443,80"] })).toContain(line);
+    expect(buildSystemPrompt({ ...withWildcard, allowHosts: ["example.org:443,80"] })).not.toContain(line);
+  });
+
   it("keeps the other modes' lines when there is no allowlist", () => {
     expect(buildSystemPrompt({ ...base, network: "none" })).not.toContain("HTTPS_PROXY");
     expect(buildSystemPrompt({ ...base, network: "bridge" })).toContain(

@@ -72,6 +72,20 @@ describe("loadSandboxConfig: allowlist mode", () => {
     expect(loadSandboxConfig(env, { ...w, allowPrivate: true }).egress?.allowPrivate).toBe(true);
   });
 
+  it("takes --egress-wildcard-names from the flag only, never from the environment", () => {
+    const env = { HARNESS_ALLOW_HOSTS: "*.example.org", HARNESS_EGRESS_WILDCARD_NAMES: "100000" };
+    expect(loadSandboxConfig(env, w).egress?.wildcardNames).toBeUndefined();
+    expect(loadSandboxConfig(env, { ...w, egressWildcardNames: "200" }).egress?.wildcardNames).toBe(200);
+    for (const bad of ["0", "-1", "1.5", "lots"]) {
+      expect(() => loadSandboxConfig(env, { ...w, egressWildcardNames: bad })).toThrow(
+        /--egress-wildcard-names must be a positive whole number/,
+      );
+    }
+    expect(() => loadSandboxConfig({}, { ...w, egressWildcardNames: "10" })).toThrow(
+      "--egress-wildcard-names needs an --allow-host or --allow entry",
+    );
+  });
+
   it("refuses bad entries, naming the flag or variable and the reason", () => {
     const bad = (allowHost: string[]) => () => loadSandboxConfig({}, { ...w, allowHost });
     expect(bad(["https://example.com/"])).toThrow(ConfigError);

@@ -100,6 +100,18 @@ describe("createTranscript: allowlist mode", () => {
     expect(firstEgress).toBeLessThan(resultRow);
   });
 
+  it("keeps the name a wildcard entry had looked up, and writes no lookedUp field otherwise", () => {
+    const path = join(dir, "names.jsonl");
+    const events = combineEvents(createTranscript(path, { runStart: { commandTimeoutMs: 5 } }));
+    const monitor = new FakeEgressMonitor();
+    monitor.subscribe((record) => events.onEgress(record));
+    monitor.emit({ host: "a.example.org", lookedUp: "a.example.org" });
+    monitor.emit({ host: "a.example.org" });
+    const records = read(path).filter((row) => row.type === "egress");
+    expect(records[0]).toMatchObject({ host: "a.example.org", lookedUp: "a.example.org" });
+    expect(records[1]).not.toHaveProperty("lookedUp");
+  });
+
   it("writes no egress field in run_start without allowlist mode", async () => {
     const path = join(dir, "plain.jsonl");
     const { run } = fixture([answer("ok")], {

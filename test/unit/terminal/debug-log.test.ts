@@ -14,7 +14,7 @@ describe("sanitizeDebugLogs", () => {
     sanitizeDebugLogs();
     const log = createDebug("harness-test:debug-log");
     log.enabled = true;
-    log.useColors = false;
+    (log as typeof log & { useColors: boolean }).useColors = false;
     let line = "";
     log.log = (...args: unknown[]) => {
       line = format(...args);

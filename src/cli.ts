@@ -10,6 +10,7 @@ import { Interrupts } from "./cli/interrupts.js";
 import { reportError } from "./cli/report-error.js";
 import type { CliFlags } from "./config.js";
 import { RUNS_HELP } from "./runs/retention-defaults.js";
+import { sanitizeDebugLogs } from "./terminal/debug-log.js";
 import { HARNESS_VERSION } from "./version.js";
 
 /** `harness doctor --help`: kept here so --help does not load the doctor's modules. */
@@ -86,6 +87,7 @@ function sandboxOptions(command: Command): Command {
 async function main(argv: string[]): Promise<number> {
   // Key by key, not dotenv.config(): the current directory is often a workspace the sandbox can write.
   loadDotenvFile(process.env, process.cwd());
+  sanitizeDebugLogs();
   let exitCode: number = EXIT.ok;
   const interrupts = new Interrupts(() => process.exit(EXIT.interrupted));
   const program = new Command("harness")

@@ -58,7 +58,7 @@ export function createProgress(options: ProgressOptions): BatchProgress {
   timer?.unref();
   const line = (text: string) => {
     clear();
-    out.write(`harness: ${sanitizeForTerminal(text)}\n`);
+    out.write(`harness: ${sanitizeForTerminal(text, { oneLine: true })}\n`);
     draw();
   };
   return {

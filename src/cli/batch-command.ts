@@ -23,6 +23,7 @@ import type { ModelClient } from "../model/model-client.js";
 import { buildResult } from "../output/result-summary.js";
 import { connectDocker } from "../sandbox/docker/docker-client.js";
 import { ensureSandboxImage } from "../sandbox/docker/image.js";
+import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { Interrupts } from "./interrupts.js";
 import { exitCodeForError } from "./report-error.js";
 import { runTask } from "./run-task.js";
@@ -144,7 +145,10 @@ export async function batchCommand(
     progress.close();
     const { summary } = outcome;
     if (format === "json") stdout.write(`${JSON.stringify(summary)}\n`);
-    else stdout.write(formatSummary(summary, { results: resultsPath, transcripts: transcriptsDir }));
+    else
+      stdout.write(
+        sanitizeForTerminal(formatSummary(summary, { results: resultsPath, transcripts: transcriptsDir })),
+      );
     return summary.exit_code;
   } finally {
     progress.close();

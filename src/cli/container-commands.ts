@@ -5,6 +5,7 @@ import { ConfigError } from "../errors.js";
 import { listHarnessContainers, removeHarnessContainers } from "../sandbox/docker/container-registry.js";
 import { connectDocker } from "../sandbox/docker/docker-client.js";
 import { ensureSandboxImage } from "../sandbox/docker/image.js";
+import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { reviewCopyChanges } from "./copy-changes.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
@@ -22,7 +23,9 @@ export async function psCommand(): Promise<number> {
     return 0;
   }
   const rows = [["CONTAINER", "NAME", "STATUS", "IMAGE", "WORKSPACE"]];
-  for (const c of containers) rows.push([c.id, c.name, c.status, c.image, c.workspace]);
+  // Names and workspace paths are labels any engine user can set: shown, never obeyed.
+  const cell = (text: string) => sanitizeForTerminal(text, { oneLine: true });
+  for (const c of containers) rows.push([c.id, c.name, c.status, c.image, c.workspace].map(cell));
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
   for (const row of rows) {
     process.stdout.write(
@@ -44,13 +47,18 @@ export async function rmCommand(flags: CliFlags & { all?: boolean }): Promise<nu
     });
   }
   const removed = await removeHarnessContainers(docker, await listHarnessContainers(docker, workspace));
-  for (const c of removed) process.stdout.write(`removed ${c.id} ${c.name} (${c.workspace})\n`);
+  for (const c of removed)
+    process.stdout.write(
+      `${sanitizeForTerminal(`removed ${c.id} ${c.name} (${c.workspace})`, { oneLine: true })}\n`,
+    );
   if (removed.length === 0) process.stdout.write("nothing to remove\n");
   return 0;
 }
 
 export async function imageCommand(): Promise<number> {
-  const tag = await ensureSandboxImage(await connectDocker(), (line) => process.stderr.write(`${line}\n`));
+  const tag = await ensureSandboxImage(await connectDocker(), (line) =>
+    process.stderr.write(`${sanitizeForTerminal(line, { oneLine: true })}\n`),
+  );
   process.stdout.write(`${tag}\n`);
   return 0;
 }

@@ -8,12 +8,16 @@ import type { DoctorCheck } from "../sandbox/doctor-check.js";
 import { freeDiskCheck, workspaceCheck } from "../sandbox/host/host-doctor.js";
 import { harnessStateDir } from "../sandbox/host/state-dir.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
+import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { EXIT } from "./exit-codes.js";
 
 /** "ok   engine: detail (fix: …)", the status padded so the names line up. */
 export function formatCheck(check: DoctorCheck): string {
   const fix = check.fix ? ` (fix: ${check.fix})` : "";
-  return `${check.status.padEnd(4)} ${check.name}: ${check.detail}${fix}`;
+  // Details quote the engine and the workspace (paths, names, error messages): shown, never obeyed.
+  return sanitizeForTerminal(`${check.status.padEnd(4)} ${check.name}: ${check.detail}${fix}`, {
+    oneLine: true,
+  });
 }
 
 export function doctorExitCode(checks: readonly DoctorCheck[]): number {

@@ -60,7 +60,7 @@ export class ExecOutput {
   /** One line of harness's own on stderr, unless stderr is gone. */
   note(text: string): void {
     if (this.failed.has("stderr")) return;
-    this.streams.stderr.write(`harness: ${text}\n`);
+    this.streams.stderr.write(`harness: ${sanitizeForTerminal(text, { oneLine: true })}\n`);
   }
 
   private drained(stream: OutputStream): Promise<void> {

@@ -13,6 +13,7 @@ import { type ReplayReport, replayCalls } from "../replay/replay.js";
 import { listHarnessContainers, removeHarnessContainers } from "../sandbox/docker/container-registry.js";
 import { connectDocker } from "../sandbox/docker/docker-client.js";
 import { parseUserIds } from "../sandbox/host/workspace.js";
+import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { RunStartEgress } from "../transcript/transcript-records.js";
 import { EXIT } from "./exit-codes.js";
 import { openSandbox } from "./sandbox-from-config.js";
@@ -39,14 +40,17 @@ export async function replayCommand(path: string, flags: ReplayFlags, signal: Ab
     { inheritEgress: transcript.egress },
   );
   const egressNote = egressNotice(transcript.egress, checked);
-  if (egressNote !== undefined) process.stderr.write(`harness: ${egressNote}\n`);
+  if (egressNote !== undefined)
+    process.stderr.write(`harness: ${sanitizeForTerminal(egressNote, { oneLine: true })}\n`);
   const temporary = flags.workspace === undefined;
   const workspace = temporary ? await makeTemporaryWorkspace(checked.user) : checked.workspace;
   const json = flags.outputFormat === "json";
-  const out = (line: string) => process.stdout.write(`${line}\n`);
+  // Text lines quote the transcript and the sandbox: shown as escapes. The JSON report is written as
+  // it is (format-report.ts makes its text safe already).
+  const out = (line: string) => process.stdout.write(`${json ? line : sanitizeForTerminal(line)}\n`);
   const ran = transcript.calls.filter((call) => call.kind === "ran").length;
   process.stderr.write(
-    `harness: replaying ${ran} of ${transcript.calls.length} tool calls from ${path} in ${workspace}\n`,
+    `harness: ${sanitizeForTerminal(`replaying ${ran} of ${transcript.calls.length} tool calls from ${path} in ${workspace}`, { oneLine: true })}\n`,
   );
   let report: ReplayReport;
   try {
@@ -125,7 +129,9 @@ async function removeExistingContainers(workspace: string, context: string | und
   const docker = await connectDocker(process.env, context);
   const removed = await removeHarnessContainers(docker, await listHarnessContainers(docker, resolved));
   for (const c of removed)
-    process.stderr.write(`harness: removed the workspace's container ${c.id} so the replay starts fresh\n`);
+    process.stderr.write(
+      `harness: removed the workspace's container ${sanitizeForTerminal(c.id, { oneLine: true })} so the replay starts fresh\n`,
+    );
 }
 
 async function makeTemporaryWorkspace(user: string | undefined): Promise<string> {

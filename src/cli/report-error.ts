@@ -1,5 +1,6 @@
 /** Turns any error into one line on stderr and an exit code: never a stack trace, unless DEBUG asks. */
 import { CanceledError, ConfigError, HarnessError, ModelError } from "../errors.js";
+import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { EXIT } from "./exit-codes.js";
 
 export function exitCodeForError(error: unknown): number {
@@ -18,8 +19,11 @@ export function describeError(error: unknown): string {
 }
 
 export function reportError(error: unknown, stderr: NodeJS.WritableStream = process.stderr): number {
-  stderr.write(`harness: ${describeError(error).split("\n")[0]}\n`);
-  if (process.env["DEBUG"] && error instanceof Error && error.stack) stderr.write(`${error.stack}\n`);
+  // A message can quote the sandbox (a path it made, a line a command printed).
+  const line = describeError(error).split("\n")[0] ?? "";
+  stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
+  if (process.env["DEBUG"] && error instanceof Error && error.stack)
+    stderr.write(`${sanitizeForTerminal(error.stack)}\n`);
   return exitCodeForError(error);
 }
 

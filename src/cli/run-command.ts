@@ -13,6 +13,7 @@ import { createRunOutput } from "../output/run-output.js";
 import { pruneAfterRun } from "../runs/retention.js";
 import { keepRunActive } from "../runs/run-heartbeat.js";
 import { runsDir } from "../runs/state-paths.js";
+import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { OutputStore } from "../tools/output-store.js";
 import { createTranscript } from "../transcript/transcript.js";
 import { type ContinuedRun, type ContinueFlags, loadContinuedRun } from "./continued-run.js";
@@ -122,7 +123,7 @@ export async function runCommand(
   } else {
     code = await promptLoop(runTurn, interrupts, history);
   }
-  process.stderr.write(`harness: transcript: ${transcript.path}\n`);
+  process.stderr.write(`harness: transcript: ${sanitizeForTerminal(transcript.path, { oneLine: true })}\n`);
   // Retention: never throws; a failure is one warning line and the run's exit code stands.
   pruneAfterRun({ transcriptPath: transcript.path });
   // Copy mode: the run's changes are shown, and applied only when asked, before the sandbox goes.
@@ -136,7 +137,8 @@ function reportContinuing(run: ContinuedRun): void {
     run.incompleteCalls === 0
       ? ""
       : `; it was cut off mid-turn: ${run.incompleteCalls} tool call(s) without a result are answered as not completed`;
-  process.stderr.write(`harness: continuing run ${run.id} (${run.messages.length} messages)${cut}\n`);
+  const id = sanitizeForTerminal(run.id, { oneLine: true });
+  process.stderr.write(`harness: continuing run ${id} (${run.messages.length} messages)${cut}\n`);
 }
 
 /**

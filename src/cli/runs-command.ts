@@ -8,6 +8,7 @@ import { describeFsError, type RunFiles, scanRunsDir } from "../runs/run-files.j
 import { formatRun } from "../runs/run-show.js";
 import { formatBytes, formatRunTable, runToJson } from "../runs/run-table.js";
 import { runsDir } from "../runs/state-paths.js";
+import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { EXIT } from "./exit-codes.js";
 
 /** Where the commands write and what they read; tests pass their own. */
@@ -42,13 +43,14 @@ export async function runsListCommand(
     return EXIT.ok;
   }
   if (runs.length === 0) {
-    io.stdout(`no runs in ${dir}\n`);
+    say(io, `no runs in ${dir}\n`);
     return EXIT.ok;
   }
   const table = formatRunTable(runs, { now, ...(io.columns === undefined ? {} : { columns: io.columns }) });
-  io.stdout(`${table.join("\n")}\n`);
+  say(io, `${table.join("\n")}\n`);
   const bytes = runs.reduce((sum, run) => sum + run.transcriptBytes + run.outputsBytes, 0);
-  io.stdout(
+  say(
+    io,
     `${runs.length} run${runs.length === 1 ? "" : "s"}, ${formatBytes(bytes)} in ${dir} (${describeLimits(io.env)})\n`,
   );
   return EXIT.ok;
@@ -73,11 +75,11 @@ export async function runsShowCommand(id: string, io: RunsIo = processIo()): Pro
     if (run.outputsPath !== undefined)
       header.push(`outputs    ${run.outputsPath} (${formatBytes(run.outputsBytes)})`);
   }
-  io.stdout(`${header.join("\n")}\n`);
+  say(io, `${header.join("\n")}\n`);
   try {
     for await (const line of formatRun(path, { env: io.env })) {
       if (io.stdoutGone?.()) return EXIT.brokenPipe;
-      io.stdout(`${line}\n`);
+      say(io, `${line}\n`);
     }
   } catch (error) {
     throw new HarnessError(`cannot read transcript '${path}': ${describeFsError(error)}`);
@@ -105,7 +107,7 @@ export async function runsRmCommand(ids: readonly string[], io: RunsIo = process
     } catch (error) {
       throw new HarnessError(`could not remove run ${run.id}: ${describeFsError(error)}`);
     }
-    io.stdout(`removed ${run.id} (${formatBytes(run.transcriptBytes + run.outputsBytes)})\n`);
+    say(io, `removed ${run.id} (${formatBytes(run.transcriptBytes + run.outputsBytes)})\n`);
   }
   return EXIT.ok;
 }
@@ -121,11 +123,13 @@ export async function runsPruneCommand(
   if (flags.dryRun) {
     const plan = planPrune(scanOrThrow(dir), limits, { now });
     for (const action of plan.actions)
-      io.stdout(
+      say(
+        io,
         `would remove ${describeAction(action.what)} ${action.id} (${action.reason}, ${formatBytes(action.bytes)})\n`,
       );
     const freed = plan.actions.reduce((sum, action) => sum + action.bytes, 0);
-    io.stdout(
+    say(
+      io,
       `${formatBytes(plan.bytes)} in ${dir}; would free ${formatBytes(freed)} (${describeLimits(io.env)})\n`,
     );
     return EXIT.ok;
@@ -133,16 +137,30 @@ export async function runsPruneCommand(
   const report = pruneRuns(dir, limits, { now });
   if (report.error !== undefined) throw new HarnessError(`cannot prune ${dir}: ${report.error}`);
   for (const action of report.removed)
-    io.stdout(
+    say(
+      io,
       `removed ${describeAction(action.what)} ${action.id} (${action.reason}, ${formatBytes(action.bytes)})\n`,
     );
   for (const { action, error } of report.failed)
-    io.stderr(`harness: could not remove ${describeAction(action.what)} ${action.id}: ${error}\n`);
+    io.stderr(
+      sanitizeForTerminal(
+        `harness: could not remove ${describeAction(action.what)} ${action.id}: ${error}\n`,
+      ),
+    );
   const kept = report.protectedRuns > 0 ? `; ${report.protectedRuns} in progress left alone` : "";
-  io.stdout(
+  say(
+    io,
     `${formatBytes(report.bytesBefore)} → ${formatBytes(report.bytesAfter)} in ${dir} (${describeLimits(io.env)})${kept}\n`,
   );
   return report.failed.length > 0 ? EXIT.error : EXIT.ok;
+}
+
+/**
+ * Text for people on stdout. Ids, paths and what a transcript holds can come from files the sandbox
+ * could have written: shown as escapes, never obeyed. JSON is written as it is.
+ */
+function say(io: RunsIo, text: string): void {
+  io.stdout(sanitizeForTerminal(text));
 }
 
 function describeAction(what: "outputs" | "run"): string {

@@ -1,13 +1,17 @@
 /** Opens the workspace's sandbox with the CLI's settings; build progress goes to stderr. */
 import type { SandboxConfig } from "../config.js";
 import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
+import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { watchEnvFiles } from "./env-file-watch.js";
 
 export async function openSandbox(
   config: SandboxConfig,
   options: { removeOnStop?: boolean; progress?: (line: string) => void } = {},
 ): Promise<DockerSandbox> {
-  const say = options.progress ?? ((line) => process.stderr.write(`harness: ${line}\n`));
+  // The lines name what the sandbox made (the git warning, setuid files): shown, never obeyed.
+  const say =
+    options.progress ??
+    ((line: string) => process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`));
   // Every sandbox, whatever the command: what it could write includes a `.env` harness loads later.
   const watch = watchEnvFiles(config.workspace);
   let sandbox: DockerSandbox;

@@ -1,7 +1,7 @@
 /**
  * How a replay is shown: compact lines for a terminal (one per call, a short diff under a mismatch)
  * or one JSON object. Commands and output come from the sandbox and the transcript, so every piece
- * of text is stripped of terminal control sequences first.
+ * of text goes through sanitizeForTerminal first (control characters shown as escapes).
  */
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { describeExit } from "./compare.js";
@@ -77,8 +77,10 @@ function exitOf(output: { exitCode: number | null; timedOut: boolean }) {
 
 function diffOf(call: CallReplay): Record<string, unknown> {
   const diff: Record<string, string[]> = {};
-  if (call.comparison?.stdoutDiff) diff["stdout"] = call.comparison.stdoutDiff.map(sanitizeForTerminal);
-  if (call.comparison?.stderrDiff) diff["stderr"] = call.comparison.stderrDiff.map(sanitizeForTerminal);
+  if (call.comparison?.stdoutDiff)
+    diff["stdout"] = call.comparison.stdoutDiff.map((line) => sanitizeForTerminal(line));
+  if (call.comparison?.stderrDiff)
+    diff["stderr"] = call.comparison.stderrDiff.map((line) => sanitizeForTerminal(line));
   return Object.keys(diff).length > 0 ? { diff } : {};
 }
 

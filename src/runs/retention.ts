@@ -12,6 +12,7 @@ import { rmSync } from "node:fs";
 import createDebug from "debug";
 import { parseByteSize } from "../config.js";
 import { ConfigError } from "../errors.js";
+import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { RETENTION_DEFAULTS, RETENTION_ENV } from "./retention-defaults.js";
 import { isRunActive } from "./run-activity.js";
 import { describeFsError, type RunFiles, scanRunsDir } from "./run-files.js";
@@ -207,7 +208,9 @@ export interface PruneAfterRunOptions {
  * throws and returns nothing to act on: a failure is one warning line, the run's outcome stands.
  */
 export function pruneAfterRun(options: PruneAfterRunOptions): void {
-  const warn = options.warn ?? ((line: string) => process.stderr.write(`harness: ${line}\n`));
+  const warn =
+    options.warn ??
+    ((line: string) => process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`));
   try {
     const env = options.env ?? process.env;
     const dir = runsDir(env);

@@ -2,7 +2,7 @@
  * One run's steps, readable: its task, each command with its exit code and what was noted about it,
  * what the model said, how it ended and its final text. The transcript is streamed line by line, so
  * a big one is never held whole. Every piece of text in it came from the model or a command, so it is
- * stripped of terminal control sequences before it is shown; a damaged line is named and skipped.
+ * shown with its control characters as escapes (sanitizeForTerminal); a damaged line is named and skipped.
  */
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";

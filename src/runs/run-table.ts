@@ -1,7 +1,7 @@
 /**
  * How `harness runs` shows the runs: a table for people (newest first, the task shortened to fit) or
- * JSON for programs. Tasks and workspaces came from the user or a file, so they are stripped of
- * terminal control sequences and flattened to one line.
+ * JSON for programs. Tasks and workspaces came from the user or a file, so their control
+ * characters are shown as escapes and they are flattened to one line.
  */
 import { homedir } from "node:os";
 import { formatUsd } from "../model/pricing.js";
@@ -25,9 +25,9 @@ const RIGHT = new Set([3, 4, 5]);
 export function formatRunTable(runs: readonly RunListing[], options: TableOptions): string[] {
   const home = options.home ?? homedir();
   const rows = runs.map((run) => [
-    run.id,
+    flat(run.id),
     shownAge(options.now - run.startedMs),
-    run.status,
+    flat(run.status),
     String(run.turns),
     run.costUsd === null ? "-" : formatUsd(run.costUsd),
     formatBytes(run.transcriptBytes + run.outputsBytes),

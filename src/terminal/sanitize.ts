@@ -1,41 +1,49 @@
-// biome-ignore-all lint/suspicious/noControlCharactersInRegex: matching control characters is this file's job.
 /**
- * Makes untrusted text safe to print on a terminal. Command output and model text can carry escape
- * sequences that set the window title (OSC 0/2), write the clipboard (OSC 52), hide links (OSC 8),
- * reset or clear the screen, move the cursor to overwrite what was shown, or reorder text with bidi
- * overrides ("Trojan Source", CVE-2021-42574). What is left is plain text, newlines and tabs.
+ * The one way text from the sandbox (and from the model, transcripts and other files it could have
+ * written) reaches the user's terminal. Such text can carry escape sequences that set the window
+ * title (OSC 0/2), write the clipboard (OSC 52), hide links (OSC 8), clear the screen, or move the
+ * cursor up and erase a line to overwrite what was shown (a warning about the very file that carries
+ * them); 8-bit C1 controls (U+009B is a CSI on its own) do the same, and bidi overrides or invisible
+ * format characters ("Trojan Source", CVE-2021-42574) make a name read differently from what it is.
  *
- * Carriage returns become newlines (`\r\n` becomes one newline): a lone `\r` could otherwise overwrite
- * a line with a different one, and a progress bar printed line by line is harmless.
+ * Every such character is shown as an escape instead (`\x1b]52;c;…\x07`, `\u009b`, `\u202e`),
+ * never dropped: the user sees that something odd is there, and a file name stays recognisable (a
+ * name with its controls silently removed names another file, or none). The form is the one the
+ * model sees (text/visible-controls.ts), and it is printable ASCII, so showing it again changes
+ * nothing: sanitising twice is the same as once. Stateless and per character, so it is as safe on
+ * stream chunks that split a sequence as on whole strings.
  *
- * Stateless, so it can run on stream chunks: a sequence split across two chunks loses its ESC in the
- * first and shows as plain characters in the second, which cannot act on the terminal.
+ * Carriage returns become newlines (`\r\n` one newline): a lone `\r` would let a line be overwritten
+ * by the next, and a progress bar printed line by line is harmless. With `oneLine`, newlines, tabs
+ * and carriage returns are escaped too (`\n`, `\t`, `\r`): for a name or a message that is printed
+ * as one line, so it cannot start a line of its own that looks like harness's.
+ *
+ * Only for terminal text: transcripts, saved outputs and JSON keep the bytes as they were.
  */
 
 /**
- * OSC, DCS, SOS, PM, APC (7-bit `ESC ] P X ^ _` or 8-bit C1) up to BEL/ST; unterminated ones end at a
- * newline.
+ * C0 and C1 controls (`\p{Cc}`: ESC, BEL, backspace, NUL, DEL, U+0080–U+009F …), format characters
+ * (`\p{Cf}`: bidi embeddings, overrides, isolates and marks, zero-width space/joiners U+200B–U+200F,
+ * word joiner, BOM U+FEFF, soft hyphen, tag characters), and the line and paragraph separators.
  */
-const STRING_SEQUENCE =
-  /(?:\u001b[\]PX^_]|[\u0090\u0098\u009d\u009e\u009f])[^\u0007\u001b\u009c\n]*(?:\u0007|\u001b\\|\u009c)?/g;
-/** CSI (`ESC [` or 8-bit U+009B): parameters, intermediates, final byte (cursor moves, erase, SGR, …). */
-const CSI = /(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]?/g;
-/** Every other escape (`ESC c` reset, `ESC ( B`, `ESC 7`, …) and a lone ESC. */
-const OTHER_ESCAPE = /\u001b[ -/]*[0-~]?/g;
-/** C1 controls, U+0080–U+009F. */
-const C1 = /[\u0080-\u009f]/g;
-/** C0 controls except tab and newline (BEL, backspace, form feed, …), and DEL. */
-const C0 = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
-/** Bidi embeddings/overrides (U+202A–U+202E) and isolates (U+2066–U+2069). */
-const BIDI = /[\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
 
-export function sanitizeForTerminal(text: string): string {
-  return text
-    .replace(STRING_SEQUENCE, "")
-    .replace(CSI, "")
-    .replace(OTHER_ESCAPE, "")
-    .replace(C1, "")
-    .replace(/\r\n?/g, "\n")
-    .replace(C0, "")
-    .replace(BIDI, "");
+const NAMED: Readonly<Record<string, string>> = { "\n": "\\n", "\t": "\\t", "\r": "\\r" };
+
+export interface SanitizeOptions {
+  /** Escape newlines, tabs and carriage returns too: the text is printed as (part of) one line. */
+  oneLine?: boolean;
+}
+
+export function sanitizeForTerminal(text: string, options: SanitizeOptions = {}): string {
+  const oneLine = options.oneLine === true;
+  return (oneLine ? text : text.replace(/\r\n?/g, "\n")).replace(CONTROLS, (char) => {
+    if (!oneLine && (char === "\n" || char === "\t")) return char;
+    const named = NAMED[char];
+    if (named !== undefined) return named;
+    const code = char.codePointAt(0) ?? 0;
+    if (code <= 0xff) return `\\x${code.toString(16).padStart(2, "0")}`;
+    if (code <= 0xffff) return `\\u${code.toString(16).padStart(4, "0")}`;
+    return `\\u{${code.toString(16)}}`;
+  });
 }

@@ -3,7 +3,7 @@
  * instead of raw bytes. The model reads text, not a terminal, but raw sequences in its context can
  * still mislead it (a bidi override reverses what it reads, an OSC 8 link hides its target) and be
  * copied into files it writes. Tab, newline and carriage return stay as they are. The user's terminal
- * is protected separately (terminal/sanitize.ts strips the same sequences).
+ * is protected separately (terminal/sanitize.ts shows the same characters, and more, the same way).
  */
 
 /** C0 and C1 controls but \t \n \r, DEL, and the Unicode bidi controls (Trojan Source). */

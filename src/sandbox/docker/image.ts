@@ -106,7 +106,8 @@ export async function ensureSandboxImage(
         if (text) {
           logLines.push(text);
           if (logLines.length > 200) logLines.shift();
-          onProgress(text);
+          // One call per line: a line is what the callback prints (and escapes) as one.
+          for (const line of text.split("\n")) onProgress(line);
         }
         if (event.error) logLines.push(event.error);
       },

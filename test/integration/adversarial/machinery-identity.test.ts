@@ -94,7 +94,9 @@ describe.skipIf(skipDocker)("harness's machinery out of the commands' uid", { ti
     // PID 1, its sleep, the executor, the waiting process (a fork of the executor) and the relay.
     expect(seen.some((line) => /^SEEN 1 uid=0 /.test(line))).toBe(true);
     expect(seen.some((line) => /uid=0 sleep 2147483647/.test(line))).toBe(true);
-    expect(seen.filter((line) => /uid=0 python3 .* harness-executor \d+:\d+ HARNESS_EXEC$/.test(line)).length).toBe(2);
+    expect(
+      seen.filter((line) => /uid=0 python3 .* harness-executor \d+:\d+ HARNESS_EXEC$/.test(line)).length,
+    ).toBe(2);
     expect(seen.some((line) => /uid=0 python3 -I -S -c .*\.sock \d+:\d+$/.test(line))).toBe(true);
     // Each was looked at as a process of another uid than the command's.
     expect(seen.every((line) => /uid=0 /.test(line))).toBe(true);

@@ -58,7 +58,7 @@ describe("reviewCopyChanges", () => {
     expect(await reviewCopyChanges(sandbox, undefined, out.io)).toBe("not-applied");
     expect(applied).toEqual([]);
     expect(out.text()).toContain("A a.txt\n1 change: 1 added");
-    expect(out.text()).toContain("+hi\n");
+    expect(out.text()).toContain("+\\x1b]0;pwned\\x07hi\n");
     expect(out.text()).not.toContain("\u001b");
     expect(out.text()).toContain("pass --apply to apply them");
   });

@@ -143,4 +143,11 @@ describe("harness doctor decisions", () => {
     ).toBe("warn image: not built (fix: run 'harness image')");
     expect(formatCheck({ name: "engine", status: "ok", detail: "fine" })).toBe("ok   engine: fine");
   });
+
+  it("shows control characters in a detail (a workspace path, an engine's message) as escapes", () => {
+    const detail = "/srv/a\u001b]0;t\u0007\u009b2J\u202eb\nnext";
+    expect(formatCheck({ name: "workspace", status: "fail", detail })).toBe(
+      "fail workspace: /srv/a\\x1b]0;t\\x07\\x9b2J\\u202eb\\nnext",
+    );
+  });
 });

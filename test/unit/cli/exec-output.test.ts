@@ -91,12 +91,20 @@ describe("ExecOutput (harness exec's stdout and stderr)", () => {
     expect(stderr.written).toEqual([]);
   });
 
-  it("strips terminal control sequences on a terminal, and keeps piped bytes exact", () => {
+  it("shows control characters as escapes on a terminal, and keeps piped bytes exact", () => {
     const { stdout, stderr, output } = streams();
     stdout.isTTY = true;
     output.write("stdout", Buffer.from("a\u001b]0;title\u0007b\n"));
     output.write("stderr", Buffer.from("a\u001b[2Jb\n"));
-    expect(stdout.written).toEqual(["ab\n"]);
+    expect(stdout.written).toEqual(["a\\x1b]0;title\\x07b\n"]);
     expect(stderr.written).toEqual(["a\u001b[2Jb\n"]);
+  });
+
+  it("shows a note's control characters as escapes, on one line", () => {
+    const { stderr, output } = streams();
+    output.note("processes still running: sh -c 'x\u001b]0;t\u0007\nharness: all clear\u202e'");
+    expect(stderr.written).toEqual([
+      "harness: processes still running: sh -c 'x\\x1b]0;t\\x07\\nharness: all clear\\u202e'\n",
+    ]);
   });
 });

@@ -124,7 +124,7 @@ describe("allowlist mode in text", () => {
     expect(text.indexOf("submitted")).toBeLessThan(text.indexOf("network:"));
   });
 
-  it("says when nothing went through, and strips escape sequences from the sandbox's host names", async () => {
+  it("says when nothing went through, and shows escape sequences in the sandbox's host names as escapes", async () => {
     const { output, stdout } = setupOutput("text");
     const monitor = new FakeEgressMonitor();
     const events = output.listener({ ...sandboxFacts, egress: monitor });
@@ -139,7 +139,7 @@ describe("allowlist mode in text", () => {
     });
     await run();
     const second = stdout.text().split("nothing went through the gateway")[1] ?? "";
-    expect(second).toContain("network: refused x.example:443: refused again");
+    expect(second).toContain("network: refused x\\x1b]0;owned\\x07\\x1b[2J.example:443: refused again");
     expect(second).not.toContain("\u001b");
   });
 

@@ -58,14 +58,14 @@ describe("formatCall", () => {
     ]);
   });
 
-  it("strips terminal control sequences from commands and output", () => {
+  it("shows control characters in commands and output as escapes", () => {
     const lines = formatCall(
       mismatch(4, "echo \u001b]0;pwned\u0007hi", "ok\n", "\u001b[2J\u001b[31mred\r\n"),
     );
     const shown = lines.join("\n");
     for (const control of ["\u001b", "\u0007", "\r"]) expect(shown).not.toContain(control);
-    expect(lines[0]).toBe("  4 ✗ echo hi");
-    expect(lines).toContain("      +red\\r");
+    expect(lines[0]).toBe("  4 ✗ echo \\x1b]0;pwned\\x07hi");
+    expect(lines).toContain("      +\\x1b[2J\\x1b[31mred\\r");
   });
 });
 

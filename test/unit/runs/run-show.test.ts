@@ -105,7 +105,7 @@ describe("formatRun", () => {
     expect(text).toContain("not ended: no run_end record");
   });
 
-  it("strips terminal control sequences from everything it shows", async () => {
+  it("shows control characters as escapes in everything it shows", async () => {
     const records = fakeRecords(
       {
         task: "title \u001b]0;pwned\u0007 here",
@@ -118,10 +118,10 @@ describe("formatRun", () => {
     );
     const text = await shown(toJsonl(records));
     for (const control of ["\u001b", "\u0007", "\u202e"]) expect(text).not.toContain(control);
-    expect(text).toContain("title  here");
-    expect(text).toContain("[1] $ echo hi");
-    expect(text).toContain("stderr: bad");
-    expect(text).toContain("    red");
+    expect(text).toContain("title \\x1b]0;pwned\\x07 here");
+    expect(text).toContain("[1] $ echo \\x1b[2Jhi");
+    expect(text).toContain("stderr: \\x1b]52;c;ZXZpbA==\\x07bad\\u202e");
+    expect(text).toContain("    \\x1b[31mred\\x1b[0m");
   });
 
   it("names damaged lines, skips them, and says when the file ends mid-record", async () => {

@@ -177,3 +177,67 @@ describe("harness runs prune", () => {
     );
   });
 });
+
+describe("harness runs: text a transcript carries", () => {
+  /** OSC 52, OSC 0, cursor up and erase line, an 8-bit CSI, a bidi override and zero-width characters. */
+  const HOSTILE =
+    "\u001b]52;c;ZXZpbA==\u0007\u001b]0;pwned\u0007\u001b[1A\u001b[2K\u009b31m\u202eexe.txt\u200b\ufeff";
+  const SHOWN =
+    "\\x1b]52;c;ZXZpbA==\\x07\\x1b]0;pwned\\x07\\x1b[1A\\x1b[2K\\x9b31m\\u202eexe.txt\\u200b\\ufeff";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for raw control characters
+  const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;
+
+  function hostileRun(runsDir: string): string {
+    const id = runIdAt(NOW - 3_600_000);
+    writeRun(runsDir, id, {
+      startMs: NOW - 3_600_000,
+      mtimeMs: NOW - 3_600_000,
+      run: {
+        task: `task ${HOSTILE}`,
+        workspace: `/srv/${HOSTILE}`,
+        commands: [{ command: `touch ${HOSTILE}`, exitCode: 1, stderr: `no: ${HOSTILE} end\n` }],
+        end: {
+          status: `error${HOSTILE}` as "error",
+          turns: 1,
+          usage: usageOf(10, 1),
+          finalText: `made ${HOSTILE} end`,
+        },
+      },
+    });
+    return id;
+  }
+
+  it("the table shows every control character as an escape, the status too", async () => {
+    using state = makeStateHome();
+    hostileRun(state.runs);
+    const term = io(state.env, 400);
+    expect(await runsListCommand({}, term)).toBe(0);
+    expect(term.out()).not.toMatch(RAW);
+    expect(term.out()).toContain(`error${SHOWN}`);
+    expect(term.out()).toContain(`task ${SHOWN}`);
+  });
+
+  it("runs show prints none of them raw, and shows where each was", async () => {
+    using state = makeStateHome();
+    const id = hostileRun(state.runs);
+    const term = io(state.env);
+    expect(await runsShowCommand(id, term)).toBe(0);
+    expect(term.out()).not.toMatch(RAW);
+    for (const piece of [
+      `task ${SHOWN}`,
+      `/srv/${SHOWN}`,
+      `$ touch ${SHOWN}`,
+      `stderr: no: ${SHOWN} end`,
+      `made ${SHOWN} end`,
+    ])
+      expect(term.out()).toContain(piece);
+  });
+
+  it("the JSON listing keeps the text as it was", async () => {
+    using state = makeStateHome();
+    hostileRun(state.runs);
+    const term = io(state.env);
+    expect(await runsListCommand({ outputFormat: "json" }, term)).toBe(0);
+    expect((JSON.parse(term.out()) as { task: string }[])[0]?.task).toBe(`task ${HOSTILE}`);
+  });
+});

@@ -53,7 +53,7 @@ describe("terminal renderer with live output", () => {
     const call: ToolCall = { id: "t1", name: "bash", input: { command: "make" } };
     renderer.onToolCall?.(call);
     renderer.onToolOutput?.(call, "stdout", Buffer.from("step 1\u001b]0;pwned\u0007\n"));
-    expect(writes.join("")).toBe("$ make\n  step 1\n");
+    expect(writes.join("")).toBe("$ make\n  step 1\\x1b]0;pwned\\x07\n");
     renderer.onToolOutput?.(call, "stderr", Buffer.from("oops\nstep 3\n"));
     const exec = makeExecResult({
       command: "make",
@@ -63,7 +63,7 @@ describe("terminal renderer with live output", () => {
     });
     renderer.onToolResult?.(call, { toolUseId: "t1", content: "", isError: true, exec });
     const printed = writes.join("");
-    expect(printed).toMatch(/^\$ make\n {2}step 1\n {2}oops\n {2}…\n✗ exit 2 · /);
+    expect(printed).toMatch(/^\$ make\n {2}step 1\\x1b\]0;pwned\\x07\n {2}oops\n {2}…\n✗ exit 2 · /);
     // Nothing shown twice: the preview of the finished result is not printed again.
     expect(printed.match(/step 1/g)).toHaveLength(1);
   });

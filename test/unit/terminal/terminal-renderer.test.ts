@@ -32,9 +32,9 @@ describe("createTerminalRenderer", () => {
     const renderer = createTerminalRenderer({ out, color: false });
     renderer.onText?.("Hel");
     renderer.onText?.(`lo${ESC}]0;pwned\u0007!`);
-    expect(writes).toEqual(["Hel", "lo!"]);
+    expect(writes).toEqual(["Hel", "lo\\x1b]0;pwned\\x07!"]);
     renderer.onAssistantTurn?.({} as never);
-    expect(printed()).toBe("Hello!\n");
+    expect(printed()).toBe("Hello\\x1b]0;pwned\\x07!\n");
   });
 
   it("shows a command as `$ cmd` in colour, on its own line", () => {
@@ -42,7 +42,7 @@ describe("createTerminalRenderer", () => {
     const renderer = createTerminalRenderer({ out, color: true });
     renderer.onText?.("Let me look.");
     renderer.onToolCall?.({ id: "t", name: "bash", input: { command: `ls -la${ESC}[2J` } });
-    expect(printed()).toBe(`Let me look.\n${ESC}[33m$ ls -la${ESC}[39m\n`);
+    expect(printed()).toBe(`Let me look.\n${ESC}[33m$ ls -la\\x1b[2J${ESC}[39m\n`);
   });
 
   it("shows the first lines of output, sanitised, then a status line", () => {
@@ -57,7 +57,7 @@ describe("createTerminalRenderer", () => {
       { id: "t", name: "bash", input: {} },
       { toolUseId: "t", content: "", isError: false, exec },
     );
-    expect(printed()).toBe("  one\n  two\n  three\n  … 3 more lines\n✓ exit 0 · 1.5s\n");
+    expect(printed()).toBe("  one\n  \\x1b[31mtwo\\x1b[0m\n  three\n  … 3 more lines\n✓ exit 0 · 1.5s\n");
   });
 
   it("marks failures, timeouts, truncation, OOM and notices in the status line", () => {

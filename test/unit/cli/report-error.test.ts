@@ -1,0 +1,35 @@
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { reportError } from "../../../src/cli/report-error.js";
+import { HarnessError, SandboxError } from "../../../src/errors.js";
+
+function stderr(): { stream: Writable; text: () => string } {
+  let text = "";
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+describe("reportError", () => {
+  it("shows the control characters of a message that quotes the sandbox as escapes, on one line", () => {
+    const err = stderr();
+    const name = "a\u001b]52;c;ZXZpbA==\u0007\u001b[1A\u001b[2K\u009b2J\u202eb\u200b";
+    reportError(new HarnessError(`cannot read '${name}'`), err.stream);
+    expect(err.text()).toBe(
+      "harness: cannot read 'a\\x1b]52;c;ZXZpbA==\\x07\\x1b[1A\\x1b[2K\\x9b2J\\u202eb\\u200b'\n",
+    );
+  });
+
+  it("keeps to the first line of the message", () => {
+    const err = stderr();
+    reportError(
+      new SandboxError("exec failed: x\u001b]0;t\u0007\nharness: all clear", { containerId: "c1" }),
+      err.stream,
+    );
+    expect(err.text()).toBe("harness: exec failed: x\\x1b]0;t\\x07\n");
+  });
+});

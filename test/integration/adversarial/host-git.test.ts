@@ -66,6 +66,17 @@ function script(attempts: [string, string][]): string {
 const fsmonitorConfig = (ws: string, tag: string) =>
   `printf '[core]\\n\\tfsmonitor = touch ${ws}/RAN-${tag}\\n'`;
 
+/** Where this file's runs keep what they move aside: harness's state directory, set per file. */
+const stateHome = mkdtempSync(join(tmpdir(), "harness-state-"));
+process.env["XDG_STATE_HOME"] = stateHome;
+afterAll(() => rmSync(stateHome, { recursive: true, force: true }));
+
+/** The quarantines made so far. */
+const asideIds = () => {
+  const root = join(stateHome, "harness", "git-aside");
+  return existsSync(root) ? readdirSync(root).sort() : [];
+};
+
 describe.skipIf(skipDocker)("adversarial: making the host's git run a command", () => {
   it("cannot change a submodule's config or hooks, config.worktree or alternates that exist", async () => {
     using ws = makeWorkspace();
@@ -133,7 +144,7 @@ describe.skipIf(skipDocker)("adversarial: making the host's git run a command", 
     expect(existsSync(join(ws.path, "githooks/pre-commit"))).toBe(false);
   });
 
-  it("reports every way it planted what git would run, after ending the run's background processes", async () => {
+  it("moves aside every way it planted what git would run, after ending the run's background processes", async () => {
     using ws = makeWorkspace();
     using lib = makeWorkspace("harness-lib-");
     makeProject(ws.path, lib.path);
@@ -164,27 +175,30 @@ describe.skipIf(skipDocker)("adversarial: making the host's git run a command", 
       await sandbox.stop();
     }
     const report = lines.join("\n");
-    expect(report).toMatch(/through which git on this machine can run commands/);
+    expect(report).toMatch(/moved aside 4 files the sandbox created or changed/);
     for (const path of [
       ".git/commondir",
       "sub/.git",
-      "sub/.git/config",
       "vendor/dep/.git",
       ".git/modules/lib/objects/info/http-alternates",
     ]) {
-      expect(report).toContain(`created ${path}`);
+      expect(report).toContain(`moved aside ${path} (created)`);
+      expect(existsSync(join(ws.path, path))).toBe(false);
     }
+    // What lies inside a moved directory goes with it, without a line of its own.
+    expect(report).not.toContain("sub/.git/config");
     // The run ended its background process: nothing lands after it.
     await new Promise((resolve) => setTimeout(resolve, 4000));
     expect(existsSync(join(ws.path, "late-write"))).toBe(false);
     expect(existsSync(join(ws.path, ".git/modules/lib/commondir"))).toBe(false);
-    // What was reported is real: the owner's plain `git status` runs the planted commands.
+    // The owner's plain `git status` runs nothing planted, here or in the submodule.
     hostGit(ws.path, ["status"]);
-    expect(ran(ws.path)).toEqual(expect.arrayContaining(["RAN-commondir"]));
+    hostGit(join(ws.path, "vendor/dep"), ["status"]);
+    expect(ran(ws.path)).toEqual([]);
     await removeContainer(sandbox.containerId);
   });
 
-  it("reports a repository the task creates in a workspace that had none", async () => {
+  it("moves aside a repository the task creates in a workspace that had none", async () => {
     using ws = makeWorkspace();
     mkdirSync(join(ws.path, "pkg"));
     chownAll(ws.path);
@@ -197,10 +211,12 @@ describe.skipIf(skipDocker)("adversarial: making the host's git run a command", 
     // A workspace inside the owner's own checkout: their shell prompt would run `git status` here.
     await sandbox.exec(`git init -q && git config core.fsmonitor 'touch ${ws.path}/RAN-new'`);
     await sandbox.stop();
-    expect(lines.join("\n")).toMatch(/created \.git\n.*created \.git\/config/s);
+    expect(lines.join("\n")).toMatch(/moved aside a file .*\n {2}moved aside \.git \(created\)\n/s);
+    expect(existsSync(join(ws.path, ".git"))).toBe(false);
   });
 
-  it("says nothing when the run left git's files alone", async () => {
+  it("says nothing and moves nothing when the run left git's files alone", async () => {
+    const asideBefore = asideIds();
     using ws = makeWorkspace();
     using lib = makeWorkspace("harness-lib-");
     makeProject(ws.path, lib.path);
@@ -214,14 +230,10 @@ describe.skipIf(skipDocker)("adversarial: making the host's git run a command", 
       "echo change >> README.md && git add -A && git -c user.name=a -c user.email=a@example.invalid commit -qm c && git status --short",
     );
     await sandbox.stop();
-    expect(lines.filter((l) => /git on this machine/.test(l))).toEqual([]);
+    expect(lines.filter((l) => /git on this machine|moved aside/.test(l))).toEqual([]);
+    expect(asideIds()).toEqual(asideBefore);
   });
 });
-
-/** Where this file's runs keep what they move aside: harness's state directory, set per file. */
-const stateHome = mkdtempSync(join(tmpdir(), "harness-state-"));
-process.env["XDG_STATE_HOME"] = stateHome;
-afterAll(() => rmSync(stateHome, { recursive: true, force: true }));
 
 /** Every entry under `path` (itself included), lstat only: type, mode and bytes or link target. */
 function tree(path: string): Record<string, string> {

@@ -64,7 +64,7 @@ export async function readManifest(dir: string): Promise<AsideManifest> {
     text = await readFile(join(dir, "manifest.json"), "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT")
-      throw new ConfigError(`nothing was moved aside as ${dir} (no manifest.json there)`);
+      throw new ConfigError(`nothing to restore in ${dir}: already restored, or not an id harness printed`);
     throw error;
   }
   const manifest = JSON.parse(text) as AsideManifest;

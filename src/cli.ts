@@ -244,6 +244,17 @@ async function main(argv: string[]): Promise<number> {
     });
 
   program
+    .command("restore-git")
+    .description(
+      "put back the git files a bind-mode run created or changed and harness moved aside (never over anything)",
+    )
+    .argument("<id>", "the id the end of that run printed")
+    .action(async (id: string) => {
+      const { restoreGitCommand } = await import("./cli/restore-git-command.js");
+      exitCode = await restoreGitCommand(id);
+    });
+
+  program
     .command("doctor")
     .description("check whether harness can run here: engine, runtimes, image, workspace, disk")
     .option("-w, --workspace <dir>", "workspace to check (default: current directory)")

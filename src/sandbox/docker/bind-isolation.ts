@@ -2,17 +2,13 @@
  * Bind isolation: the workspace is mounted at the workdir, with what the host runs later mounted
  * again read-only over it (host/protected-paths.ts). One long-lived container per workspace, found
  * again by its labels. A run ends by ending every process it left behind, then checking the
- * workspace for what the host would run or trust later: git's files (host/git-surface.ts) and
- * set-id bits (host/strip-set-id.ts).
+ * workspace for what the host would run or trust later: git's files (host/git-surface.ts, moved
+ * aside by host/git-aside.ts) and set-id bits (host/strip-set-id.ts).
  */
 import { randomUUID } from "node:crypto";
 import type Docker from "dockerode";
-import {
-  describeGitSurfaceChanges,
-  type GitSurface,
-  gitSurfaceChanges,
-  scanGitSurface,
-} from "../host/git-surface.js";
+import { describeGitAside, moveGitSurfaceAside } from "../host/git-aside.js";
+import { type GitSurface, gitSurfaceChanges, scanGitSurface } from "../host/git-surface.js";
 import { type ProtectedMount, planProtectedMounts, verifyProtectedMounts } from "../host/protected-paths.js";
 import { describeSetIdFiles, stripSetIdBits } from "../host/strip-set-id.js";
 import type { ProtectOptions } from "../sandbox-request.js";
@@ -92,7 +88,8 @@ export class BindIsolation implements Isolation {
     }
     if (this.gitBefore) {
       const changes = gitSurfaceChanges(this.gitBefore, await scanGitSurface(this.workspace));
-      for (const line of describeGitSurfaceChanges(this.workspace, changes)) say(line);
+      const aside = await moveGitSurfaceAside(this.workspace, changes);
+      for (const line of describeGitAside(this.workspace, aside)) say(line);
     }
     for (const line of describeSetIdFiles(await stripSetIdBits(this.workspace))) say(line);
   }

@@ -126,13 +126,3 @@ export function gitSurfaceChanges(before: GitSurface, after: GitSurface): GitSur
   }
   return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
-
-/** The lines the user sees at the end of a run when the surface changed; none when it did not. */
-export function describeGitSurfaceChanges(workspace: string, changes: readonly GitSurfaceChange[]): string[] {
-  if (changes.length === 0) return [];
-  return [
-    `warning: the sandbox ${changes.length === 1 ? "changed a file" : `changed ${changes.length} files`} through which git on this machine can run commands or read outside the repository:`,
-    ...changes.map((c) => `  ${c.how} ${c.path}`),
-    `  Look at ${changes.length === 1 ? "it" : "them"} before you run git (or a shell prompt that runs git) in ${workspace}; remove what you did not expect. Even 'git -c core.fsmonitor=false' is not safe while such a file is there.`,
-  ];
-}

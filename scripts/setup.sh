@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 npm ci --no-audit --no-fund
+bash scripts/ensure-linters.sh
 npm run build
 bash scripts/ensure-docker.sh
 bash scripts/build-base-image.sh

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/run-cli.js";
-import { makeStateHome, runIdAt, usageOf, writeRun } from "../unit/runs/run-fixtures.js";
+import { makeStateHome, runIdAt, usageOf, writeRun } from "../support/run-fixtures.js";
 
 const NOW = Date.now();
 const DAY = 86_400_000;

@@ -13,7 +13,7 @@ import {
   retentionLimitsFromEnv,
 } from "../../../src/runs/retention.js";
 import { scanRunsDir } from "../../../src/runs/run-files.js";
-import { makeStateHome, runIdAt, writeRun } from "./run-fixtures.js";
+import { makeStateHome, runIdAt, writeRun } from "../../support/run-fixtures.js";
 
 const DAY = 86_400_000;
 const NOW = Date.now();

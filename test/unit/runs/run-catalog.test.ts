@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../../src/errors.js";
 import { findRun, listRuns } from "../../../src/runs/run-catalog.js";
 import { INDEX_FILE } from "../../../src/runs/summary-index.js";
-import { DEAD_PID, makeStateHome, runIdAt, usageOf, writeRun } from "./run-fixtures.js";
+import { DEAD_PID, makeStateHome, runIdAt, usageOf, writeRun } from "../../support/run-fixtures.js";
 
 const NOW = Date.parse("2026-11-30T12:00:00.000Z");
 const HOUR = 3_600_000;

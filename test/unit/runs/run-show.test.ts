@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { formatRun } from "../../../src/runs/run-show.js";
 import type { TranscriptRecord } from "../../../src/transcript/transcript-records.js";
-import { fakeRecords, makeStateHome, toJsonl, usageOf } from "./run-fixtures.js";
+import { fakeRecords, makeStateHome, toJsonl, usageOf } from "../../support/run-fixtures.js";
 
 const START = Date.parse("2026-11-30T09:00:00.000Z");
 

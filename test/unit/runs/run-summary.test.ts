@@ -2,7 +2,7 @@ import { closeSync, openSync, statSync, writeFileSync, writeSync } from "node:fs
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { summarizeTranscript } from "../../../src/runs/run-summary.js";
-import { fakeRecords, makeStateHome, toJsonl, usageOf } from "./run-fixtures.js";
+import { fakeRecords, makeStateHome, toJsonl, usageOf } from "../../support/run-fixtures.js";
 
 const START = Date.parse("2026-11-01T10:00:00.000Z");
 const ended = { status: "submitted", turns: 3, usage: usageOf(3000, 300), finalText: "All tests pass." };
@@ -70,9 +70,8 @@ describe("summarizeTranscript", () => {
     writeSync(fd, `\n${toJsonl(records.slice(2))}`, hole);
     closeSync(fd);
     expect(statSync(path).size).toBeGreaterThan(hole);
-    const started = performance.now();
+    // Read from its ends only: a whole read would meet the 64 MiB line and find no run_end.
     const summary = summarizeTranscript(path);
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(summary).toMatchObject({
       state: "ok",
       task: "huge",

@@ -9,7 +9,7 @@ import {
   runsShowCommand,
 } from "../../../src/cli/runs-command.js";
 import { ConfigError } from "../../../src/errors.js";
-import { makeStateHome, runIdAt, usageOf, writeRun } from "./run-fixtures.js";
+import { makeStateHome, runIdAt, usageOf, writeRun } from "../../support/run-fixtures.js";
 
 const NOW = Date.now();
 const DAY = 86_400_000;

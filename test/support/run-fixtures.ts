@@ -5,8 +5,8 @@
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { TokenUsage } from "../../../src/model/model-client.js";
-import type { TranscriptRecord } from "../../../src/transcript/transcript-records.js";
+import type { TokenUsage } from "../../src/model/model-client.js";
+import type { TranscriptRecord } from "../../src/transcript/transcript-records.js";
 
 /** A pid no process can have (above the kernel's largest pid_max, 2^22). */
 export const DEAD_PID = 9_999_999;

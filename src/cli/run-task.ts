@@ -130,20 +130,29 @@ async function runInSandbox(
       pid: process.pid,
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
     },
+    onRefused: (error) => input.progress?.(error.message),
   });
-  const outputStore = new OutputStore({ dir: outputsDirOf(transcript.path) });
+  const outputStore = new OutputStore({
+    dir: outputsDirOf(transcript.path),
+    onRefused: (error) => input.progress?.(error.message),
+  });
   const tally = egress === undefined ? undefined : new EgressTally();
   const events = combineEvents(transcript, tally ? { onEgress: (record) => tally.add(record) } : {});
   egress?.subscribe((record) => events.onEgress(record));
-  const result = await runAgent(input.task, {
-    model,
-    tools: runTools(sandbox, agentConfig, sandboxConfig, outputStore),
-    system: systemPromptFor(sandbox, sandboxConfig),
-    limits: agentLimits(agentConfig),
-    signal: input.signal,
-    events,
-  });
-  return { result, tally };
+  try {
+    const result = await runAgent(input.task, {
+      model,
+      tools: runTools(sandbox, agentConfig, sandboxConfig, outputStore),
+      system: systemPromptFor(sandbox, sandboxConfig),
+      limits: agentLimits(agentConfig),
+      signal: input.signal,
+      events,
+    });
+    return { result, tally };
+  } finally {
+    transcript.close();
+    outputStore.close();
+  }
 }
 
 /** Copy mode: the changes the sandbox made, as a patch beside the transcript; the workspace stays. */

@@ -97,6 +97,7 @@ export async function batchCommand(
   const createModel = deps.createModel ?? anthropicModel;
   const names = new Set<string>();
   const { signal, release } = batchSignal(interrupts, progress);
+  const writer = new ResultsWriter(resultsPath);
   try {
     const outcome = await runBatch({
       planned,
@@ -106,7 +107,7 @@ export async function batchCommand(
       signal,
       maxBudgetUsd: budget,
       spentUsd: () => spend.usd,
-      writer: new ResultsWriter(resultsPath),
+      writer,
       progress,
       rateLimitPauses: () => backoff.pauses,
       crashResult,
@@ -147,6 +148,7 @@ export async function batchCommand(
     else stdout.write(formatSummary(summary, { results: resultsPath, transcripts: transcriptsDir }));
     return summary.exit_code;
   } finally {
+    writer.close();
     progress.close();
     release();
   }

@@ -127,8 +127,6 @@ export async function runCommand(
   } else {
     code = await promptLoop(runTurn, interrupts, history);
   }
-  transcript.close();
-  outputStore.close();
   process.stderr.write(`harness: transcript: ${transcript.path}\n`);
   // Retention: never throws; a failure is one warning line and the run's exit code stands.
   pruneAfterRun({ transcriptPath: transcript.path });

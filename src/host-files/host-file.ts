@@ -5,9 +5,19 @@
  * symlink to /etc/shadow, a hard link to another file, a fifo) gets nothing written anywhere but the
  * file harness opened, and harness stops writing it and says so.
  */
-import { constants, fstatSync, ftruncateSync, lstatSync, openSync, type Stats, writeSync } from "node:fs";
+import {
+  constants,
+  fstatSync,
+  ftruncateSync,
+  lstatSync,
+  openSync,
+  readSync,
+  type Stats,
+  writeSync,
+} from "node:fs";
+import { basename, dirname } from "node:path";
 import { closeQuietly } from "./close-quietly.js";
-import { type HostDir, HostPathError } from "./host-path.js";
+import { type HostDir, HostPathError, openHostDir } from "./host-path.js";
 
 export interface HostFileOptions {
   /** Mode of a file created (the umask applies). */
@@ -20,6 +30,8 @@ export interface HostFileOptions {
   create?: boolean;
   /** Empties an existing file (after it passed every check, never before). */
   truncate?: boolean;
+  /** Opened for reading too (`readTail`). */
+  read?: boolean;
 }
 
 /** A host file held open. */
@@ -39,11 +51,13 @@ export interface HostFile {
   write(data: string | Uint8Array): void;
   /** Throws `HostPathError` unless the name in the directory is still this file. */
   check(): void;
+  /** Its last `bytes` bytes (fewer in a shorter file); needs the `read` option. */
+  readTail(bytes: number): Buffer;
   /** Closes it; harmless twice. */
   close(): void;
 }
 
-const BASE = constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const BASE = constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
  * Opens `name` in `dir` for writing: created (O_EXCL) when missing; when it exists (and not
@@ -55,7 +69,8 @@ const BASE = constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 export function openHostFile(dir: HostDir, name: string, options: HostFileOptions): HostFile {
   const path = `${dir.path.replace(/\/$/, "")}/${name}`;
   const at = dir.at(name);
-  const flags = BASE | (options.append ? constants.O_APPEND : 0);
+  const flags =
+    BASE | (options.read ? constants.O_RDWR : constants.O_WRONLY) | (options.append ? constants.O_APPEND : 0);
   let fd: number;
   let created = true;
   try {
@@ -108,6 +123,13 @@ export function openHostFile(dir: HostDir, name: string, options: HostFileOption
       let done = 0;
       while (done < bytes.length) done += writeSync(open, bytes, done, bytes.length - done);
     },
+    readTail(bytes) {
+      if (open === undefined) throw new HostPathError(path, "it is closed");
+      const size = fstatSync(open).size;
+      const tail = Buffer.alloc(Math.min(bytes, size));
+      const read = readSync(open, tail, 0, tail.length, size - tail.length);
+      return tail.subarray(0, read);
+    },
     close() {
       if (open !== undefined) closeQuietly(open);
       open = undefined;
@@ -136,4 +158,22 @@ function kindOf(info: Stats): string {
   if (info.isSocket()) return "a socket";
   if (info.isCharacterDevice() || info.isBlockDevice()) return "a device";
   return "a file";
+}
+
+/**
+ * Writes `data` as the whole of the file at `path` (mode 0600 when created): never through a link,
+ * never into a fifo or a file with another name. Throws `HostPathError` for a refusal.
+ */
+export function writeHostFile(path: string, data: string | Uint8Array): void {
+  const dir = openHostDir(dirname(path), 0o700);
+  try {
+    const file = openHostFile(dir, basename(path), { mode: 0o600, truncate: true });
+    try {
+      file.write(data);
+    } finally {
+      file.close();
+    }
+  } finally {
+    dir.close();
+  }
 }

@@ -20,10 +20,7 @@ export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToo
   readonly path: string;
   /** Appends one record now. Never throws: a transcript that cannot be written must not end the run. */
   write(entry: TranscriptEntry): void;
-  /**
-   * Closes the file. A later record (an egress connection that ends as the sandbox stops) opens it
-   * again, and is refused unless it is still the same file.
-   */
+  /** Closes the file once the run and its sandbox are over: later records are dropped. */
   close(): void;
 }
 
@@ -47,42 +44,28 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
   // Held open from the first record on and appended through its descriptor: a name swapped for a
   // link by the sandbox (a transcript inside the workspace) is never followed, only detected.
   let file: { dir: HostDir; file: HostFile } | undefined;
-  // Once written: the file it was, so that a reopen after `close` takes no other file.
-  let identity: HostFile["identity"] | undefined;
-  let refused = false;
+  let done = false;
 
   const open = () => {
     const dir = openHostDir(dirname(path), 0o700);
     try {
       // Owner-only: a transcript holds the project's code and command output.
-      const opened = openHostFile(dir, basename(path), {
-        mode: 0o600,
-        append: true,
-        create: identity === undefined,
-      });
-      if (
-        identity !== undefined &&
-        (opened.identity.dev !== identity.dev || opened.identity.ino !== identity.ino)
-      ) {
-        opened.close();
-        throw new HostPathError(path, "it was replaced by another file since harness wrote it");
-      }
-      identity = opened.identity;
-      return { dir, file: opened };
+      return { dir, file: openHostFile(dir, basename(path), { mode: 0o600, append: true }) };
     } catch (error) {
       dir.close();
       throw error;
     }
   };
-  /** Closes the file; a later record opens it again, only if it is still the same file. */
+  // Never reopened by name: while harness holds the file, its inode cannot be reused, so the check
+  // before each write tells it apart from anything swapped in; after a close, it could be.
   const close = () => {
+    done = true;
     file?.file.close();
     file?.dir.close();
     file = undefined;
   };
-
   const write = (entry: TranscriptEntry) => {
-    if (refused) return;
+    if (done) return;
     try {
       file ??= open();
       const { type, ...fields } = entry;
@@ -92,7 +75,6 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
       if (!(error instanceof HostPathError)) return;
       // Logging must not end the run (disk full, read-only directory); the run itself goes on.
       // A refusal is final: whatever is at the name now is not harness's transcript.
-      refused = true;
       close();
       options.onRefused?.(error);
     }

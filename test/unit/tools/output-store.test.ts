@@ -88,6 +88,7 @@ describe("OutputStore when the disk fails", () => {
         identity: { dev: 0, ino: 0 },
         write: (data) => void writeSync(fd, Buffer.from(data)),
         check: () => {},
+        readTail: () => Buffer.alloc(0),
         close: () => closeSync(fd),
       };
     };

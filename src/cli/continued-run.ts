@@ -3,7 +3,7 @@
  * it, and rebuilds its conversation from the transcript. Everything here runs before Docker is
  * touched, so a run that cannot be found is one line and exit 2 at once.
  */
-import { realpathSync } from "node:fs";
+import { lstatSync, realpathSync, type Stats } from "node:fs";
 import { isAbsolute, relative } from "node:path";
 import type { CliFlags } from "../config.js";
 import { ConfigError } from "../errors.js";
@@ -79,6 +79,7 @@ export async function loadContinuedRun(
       throw error;
     }
   }
+  checkTranscriptFile(found.transcriptPath, flag);
   const conversation = await readConversation(found.transcriptPath);
   // A transcript written before run_start recorded its pid is one process's: the id's.
   const pid = conversation.pid ?? pidOfRunId(found.id);
@@ -127,6 +128,28 @@ function untrustedRecord(transcriptPath: string, dir: string, recorded: string):
   if (managedRunIdOf(transcriptPath, dir) === undefined)
     return `the transcript is not in harness's runs directory (${dir})`;
   return undefined;
+}
+
+/**
+ * A transcript to continue must be a file harness could append to (host-files/host-file.ts): never
+ * a link, a fifo, a file with another name. Checked before it is read, so that nothing it leads to
+ * is sent to the model as the conversation.
+ */
+function checkTranscriptFile(path: string, flag: string): void {
+  let info: Stats;
+  try {
+    info = lstatSync(path);
+  } catch (error) {
+    throw new ConfigError(`${flag}: cannot read transcript ${path}: ${(error as Error).message}`);
+  }
+  const why = info.isSymbolicLink()
+    ? "is a symlink: give the transcript itself"
+    : !info.isFile()
+      ? "is not a regular file"
+      : info.nlink > 1
+        ? `has ${info.nlink} hard links (one may lead anywhere)`
+        : undefined;
+  if (why !== undefined) throw new ConfigError(`${flag}: transcript ${path} ${why}`);
 }
 
 function realOrSelf(path: string): string {

@@ -8,7 +8,7 @@ import { combineEvents } from "../agent/events.js";
 import { type AgentRunResult, runAgent } from "../agent/loop.js";
 import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../config.js";
 import { ConfigError } from "../errors.js";
-import type { HostPathError } from "../host-files/host-path.js";
+import { type HostPathError, markWorkspaceWritable } from "../host-files/host-path.js";
 import type { MessageParam } from "../model/model-client.js";
 import { createRunOutput } from "../output/run-output.js";
 import { pruneAfterRun } from "../runs/retention.js";
@@ -45,6 +45,8 @@ export async function runCommand(
   const sandboxFlags: CliFlags =
     continued === undefined ? flags : { ...flags, workspace: continued.workspace };
   const sandboxConfig = loadSandboxConfig(process.env, sandboxFlags);
+  // Before anything is written (a `--transcript` inside it): no link in it is followed from now on.
+  markWorkspaceWritable(sandboxConfig.workspace);
   const { outputFormat: format, pricing } = agentConfig;
   if (format !== "text" && task.trim() === "") {
     throw new ConfigError(`--output-format ${format} needs a task: the interactive prompt is text only`);

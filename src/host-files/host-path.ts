@@ -16,7 +16,16 @@
  * after every step). Without /proc/self/fd this falls back to lstat per component and full paths,
  * with the race beneath.ts describes.
  */
-import { constants, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import {
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+} from "node:fs";
 import { isAbsolute, join, resolve, sep } from "node:path";
 import { HarnessError } from "../errors.js";
 import { closeQuietly } from "./close-quietly.js";
@@ -59,6 +68,15 @@ const writableRoots = new Set<string>();
  */
 export function markSandboxWritable(realPath: string): void {
   writableRoots.add(resolve(realPath));
+}
+
+/** `markSandboxWritable` of a workspace as given (resolved to its real path); one that is missing is skipped. */
+export function markWorkspaceWritable(given: string): void {
+  try {
+    markSandboxWritable(realpathSync(given));
+  } catch {
+    // Missing: opening its sandbox fails, and nothing is written in it.
+  }
 }
 
 /** True when `realPath` is a registered directory or below one. */

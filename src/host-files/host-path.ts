@@ -54,6 +54,8 @@ export class HostPathError extends HarnessError {
     readonly path: string,
     /** Why, e.g. "is a symlink (the sandbox can write there)". */
     readonly reason: string,
+    /** True when the refusal is only that something is missing (no link, nothing swapped in). */
+    readonly missing = false,
   ) {
     super(`not writing ${path}: ${reason}`);
   }
@@ -201,7 +203,7 @@ export function openHostDir(path: string, createMode?: number): HostDir {
         queue.unshift(...target.split("/"));
         continue;
       }
-      if (opened === "missing") throw new HostPathError(path, `${real} does not exist`);
+      if (opened === "missing") throw new HostPathError(path, `${real} does not exist`, true);
       if (opened === "not a directory") throw new HostPathError(path, `${real} is not a directory`);
       stack.push({ real, fd: opened });
     }

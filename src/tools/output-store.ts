@@ -119,7 +119,7 @@ export class OutputStore {
       try {
         this.dir = openHostDir(this.options.dir, create ? 0o700 : undefined);
       } catch (error) {
-        if (error instanceof HostPathError && !/does not exist$/.test(error.reason)) {
+        if (error instanceof HostPathError && !error.missing) {
           this.dir = "refused";
           this.options.onRefused?.(error);
         }

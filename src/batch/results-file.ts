@@ -3,8 +3,10 @@
  * `task_id` and `sandbox_start_ms`), appended with one write per line as each task ends, so a crash or
  * Ctrl-C leaves every line before it whole. A task run again appends a new line: the last one wins.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import { type HostFile, openHostFile } from "../host-files/host-file.js";
+import { type HostDir, openHostDir } from "../host-files/host-path.js";
 import type { ResultMessage } from "../output/result-summary.js";
 import { scrubSecrets } from "../transcript/transcript.js";
 
@@ -55,22 +57,40 @@ export function needsRun(recorded: BatchResult | undefined, retry: RetryMode): b
   return false;
 }
 
-/** Appends results to one file; a last line cut off by an earlier crash is ended first. */
+/**
+ * Appends results to one file, held open from the first result on and never reached through a
+ * link (host-files/): a results file inside a task's workspace is the sandbox's to swap. A last line
+ * cut off by an earlier crash is ended first. Throws `HostPathError` when the file is refused.
+ */
 export class ResultsWriter {
-  #started = false;
+  #open: { dir: HostDir; file: HostFile } | undefined;
 
   constructor(readonly path: string) {}
 
   append(result: BatchResult): void {
-    if (!this.#started) {
-      mkdirSync(dirname(this.path), { recursive: true });
-      if (existsSync(this.path)) {
-        const text = readFileSync(this.path, "utf8");
-        if (text !== "" && !text.endsWith("\n")) appendFileSync(this.path, "\n");
-      }
-      this.#started = true;
+    this.#open ??= this.#openFile();
+    // One write per line: a line is whole or absent, whatever happens next.
+    this.#open.file.write(`${JSON.stringify(scrubSecrets(result))}\n`);
+  }
+
+  /** Closes the file; a later `append` opens it again. */
+  close(): void {
+    this.#open?.file.close();
+    this.#open?.dir.close();
+    this.#open = undefined;
+  }
+
+  #openFile(): { dir: HostDir; file: HostFile } {
+    // The directory stays open with the file: `write` checks the file's name through it.
+    const dir = openHostDir(dirname(this.path), 0o700);
+    try {
+      const file = openHostFile(dir, basename(this.path), { mode: 0o600, append: true, read: true });
+      const last = file.readTail(1);
+      if (last.length > 0 && last[0] !== 0x0a) file.write("\n");
+      return { dir, file };
+    } catch (error) {
+      dir.close();
+      throw error;
     }
-    // One synchronous write per line: a line is whole or absent, whatever happens next.
-    appendFileSync(this.path, `${JSON.stringify(scrubSecrets(result))}\n`, { mode: 0o600 });
   }
 }

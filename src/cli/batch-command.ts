@@ -19,6 +19,7 @@ import { readTaskFile } from "../batch/task-file.js";
 import { type PlannedTask, planTasks } from "../batch/task-plan.js";
 import type { CliFlags } from "../config.js";
 import { ConfigError } from "../errors.js";
+import { markWorkspaceWritable } from "../host-files/host-path.js";
 import type { ModelClient } from "../model/model-client.js";
 import { buildResult } from "../output/result-summary.js";
 import { connectDocker } from "../sandbox/docker/docker-client.js";
@@ -74,6 +75,9 @@ export async function batchCommand(
     throw new ConfigError(`--max-budget-usd must be a positive number, got '${budgetFlag}'`);
 
   const planned = planTasks(readTaskFile(tasksPath), taskFlags, env);
+  // Every task's workspace, before anything is written: a results file or transcripts directory in
+  // one of them is written without following links there, even before its task's sandbox opens.
+  for (const p of planned) markWorkspaceWritable(p.sandboxConfig.workspace);
   const unpriced = planned.find((p) => p.agentConfig.pricing === undefined);
   if (budget !== undefined && unpriced)
     throw new ConfigError(
@@ -98,6 +102,7 @@ export async function batchCommand(
   const createModel = deps.createModel ?? anthropicModel;
   const names = new Set<string>();
   const { signal, release } = batchSignal(interrupts, progress);
+  const writer = new ResultsWriter(resultsPath);
   try {
     const outcome = await runBatch({
       planned,
@@ -107,7 +112,7 @@ export async function batchCommand(
       signal,
       maxBudgetUsd: budget,
       spentUsd: () => spend.usd,
-      writer: new ResultsWriter(resultsPath),
+      writer,
       progress,
       rateLimitPauses: () => backoff.pauses,
       crashResult,
@@ -151,6 +156,7 @@ export async function batchCommand(
       );
     return summary.exit_code;
   } finally {
+    writer.close();
     progress.close();
     release();
   }

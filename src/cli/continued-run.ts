@@ -3,13 +3,14 @@
  * it, and rebuilds its conversation from the transcript. Everything here runs before Docker is
  * touched, so a run that cannot be found is one line and exit 2 at once.
  */
-import { realpathSync } from "node:fs";
+import { lstatSync, realpathSync, type Stats } from "node:fs";
+import { isAbsolute, relative } from "node:path";
 import type { CliFlags } from "../config.js";
 import { ConfigError } from "../errors.js";
 import type { MessageParam } from "../model/model-client.js";
 import { isProcessAlive } from "../runs/run-activity.js";
 import { namedRun, newestRunOfWorkspace, type RunToContinue } from "../runs/run-to-continue.js";
-import { pidOfRunId, runsDir } from "../runs/state-paths.js";
+import { managedRunIdOf, pidOfRunId, runsDir } from "../runs/state-paths.js";
 import { readConversation } from "../transcript/read-conversation.js";
 
 /** The flags of `harness run` this file reads. */
@@ -22,8 +23,11 @@ export interface ContinueFlags extends CliFlags {
 
 /** A past run to go on with. */
 export interface ContinuedRun extends RunToContinue {
-  /** Its workspace (a real host path), when the transcript records one. */
-  workspace?: string;
+  /**
+   * The workspace the continued run uses (a real host path): the one the transcript records, else
+   * (an old transcript) the one named as for a new run.
+   */
+  workspace: string;
   /** The conversation so far, valid for the next request. */
   messages: MessageParam[];
   /** Tool calls cut off without a result, now answered as not completed. */
@@ -75,6 +79,7 @@ export async function loadContinuedRun(
       throw error;
     }
   }
+  checkTranscriptFile(found.transcriptPath, flag);
   const conversation = await readConversation(found.transcriptPath);
   // A transcript written before run_start recorded its pid is one process's: the id's.
   const pid = conversation.pid ?? pidOfRunId(found.id);
@@ -91,14 +96,68 @@ export async function loadContinuedRun(
     throw new ConfigError(
       `--workspace ${flags.workspace} is not the workspace of run ${found.id} (${recorded}); leave --workspace out to continue it there`,
     );
-  const run: ContinuedRun = {
+  if (flags.workspace === undefined && recorded !== undefined) {
+    const doubt = untrustedRecord(found.transcriptPath, dir, recorded);
+    if (doubt !== undefined)
+      throw new ConfigError(
+        `${resume === undefined ? flag : `${flag} ${resume}`}: ${doubt}, so what it records may not be what harness wrote: it records workspace ${recorded}; check that and give --workspace ${recorded} to continue there`,
+      );
+  }
+  return {
     ...found,
+    workspace: recorded ?? realWorkspace(flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd()),
     messages: conversation.messages,
     incompleteCalls: conversation.incompleteCalls.length,
     highestOutputId: highestOutputId(conversation.messages),
   };
-  if (recorded !== undefined) run.workspace = recorded;
-  return run;
+}
+
+/**
+ * Why the workspace a transcript records cannot be taken on its word, or undefined when it can. Only
+ * a transcript in harness's runs directory (outside every workspace) was surely written by harness
+ * alone: one elsewhere (`--resume PATH` of a `--transcript` file) may lie in a directory some
+ * sandbox could write (harness cannot know every workspace of every past run), where a task can
+ * rewrite it to send the continued run into another directory. Neither can one inside the workspace
+ * it records (a state directory kept in the workspace). Then the user names the workspace.
+ */
+function untrustedRecord(transcriptPath: string, dir: string, recorded: string): string | undefined {
+  const real = realOrSelf(transcriptPath);
+  const inside = relative(recorded, real);
+  if (inside !== "" && !inside.startsWith("..") && !isAbsolute(inside))
+    return "the transcript lies inside the workspace it records, where the sandbox could rewrite it";
+  if (managedRunIdOf(transcriptPath, dir) === undefined)
+    return `the transcript is not in harness's runs directory (${dir})`;
+  return undefined;
+}
+
+/**
+ * A transcript to continue must be a file harness could append to (host-files/host-file.ts): never
+ * a link, a fifo, a file with another name. Checked before it is read, so that nothing it leads to
+ * is sent to the model as the conversation.
+ */
+function checkTranscriptFile(path: string, flag: string): void {
+  let info: Stats;
+  try {
+    info = lstatSync(path);
+  } catch (error) {
+    throw new ConfigError(`${flag}: cannot read transcript ${path}: ${(error as Error).message}`);
+  }
+  const why = info.isSymbolicLink()
+    ? "is a symlink: give the transcript itself"
+    : !info.isFile()
+      ? "is not a regular file"
+      : info.nlink > 1
+        ? `has ${info.nlink} hard links (one may lead anywhere)`
+        : undefined;
+  if (why !== undefined) throw new ConfigError(`${flag}: transcript ${path} ${why}`);
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 function realWorkspace(given: string): string {

@@ -8,6 +8,7 @@ import { combineEvents } from "../agent/events.js";
 import { type AgentRunResult, runAgent } from "../agent/loop.js";
 import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../config.js";
 import { ConfigError } from "../errors.js";
+import { type HostPathError, markWorkspaceWritable } from "../host-files/host-path.js";
 import type { MessageParam } from "../model/model-client.js";
 import { createRunOutput } from "../output/run-output.js";
 import { pruneAfterRun } from "../runs/retention.js";
@@ -42,8 +43,10 @@ export async function runCommand(
   const continued = await loadContinuedRun(flags, { env: process.env });
   // A continued run works where the recorded one did; the sandbox opens with this run's flags.
   const sandboxFlags: CliFlags =
-    continued?.workspace === undefined ? flags : { ...flags, workspace: continued.workspace };
+    continued === undefined ? flags : { ...flags, workspace: continued.workspace };
   const sandboxConfig = loadSandboxConfig(process.env, sandboxFlags);
+  // Before anything is written (a `--transcript` inside it): no link in it is followed from now on.
+  markWorkspaceWritable(sandboxConfig.workspace);
   const { outputFormat: format, pricing } = agentConfig;
   if (format !== "text" && task.trim() === "") {
     throw new ConfigError(`--output-format ${format} needs a task: the interactive prompt is text only`);
@@ -84,12 +87,14 @@ export async function runCommand(
       // As configured (presets resolved), so a replay gets the same allowlist without asking npm again.
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
     },
+    onRefused: reportRefusal,
   });
   // Whole outputs of cut commands live beside the transcript, outside the workspace.
   // A continued run shares the directory: earlier ids stay readable and new ones never reuse them.
   const outputStore = new OutputStore({
     dir: outputsDirOf(transcript.path),
     ...(continued === undefined ? {} : { adoptExisting: true, usedIds: continued.highestOutputId }),
+    onRefused: reportRefusal,
   });
   const tools = runTools(sandbox, agentConfig, sandboxConfig, outputStore);
   const renderer = output.listener({ description, timeoutMs: sandboxConfig.timeoutMs, egress });
@@ -131,6 +136,11 @@ export async function runCommand(
   return interrupts.isOutputGone ? EXIT.brokenPipe : code;
 }
 
+/** A host file harness would not write (a link the sandbox planted, a file swapped in): one line. */
+function reportRefusal(error: HostPathError): void {
+  process.stderr.write(`harness: ${error.message}\n`);
+}
+
 /** One stderr line naming the run that goes on (stdout stays the run's output in every format). */
 function reportContinuing(run: ContinuedRun): void {
   const cut =
@@ -138,7 +148,10 @@ function reportContinuing(run: ContinuedRun): void {
       ? ""
       : `; it was cut off mid-turn: ${run.incompleteCalls} tool call(s) without a result are answered as not completed`;
   const id = sanitizeForTerminal(run.id, { oneLine: true });
-  process.stderr.write(`harness: continuing run ${id} (${run.messages.length} messages)${cut}\n`);
+  const workspace = sanitizeForTerminal(run.workspace, { oneLine: true });
+  process.stderr.write(
+    `harness: continuing run ${id} in workspace ${workspace} (${run.messages.length} messages)${cut}\n`,
+  );
 }
 
 /**

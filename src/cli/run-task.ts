@@ -4,12 +4,13 @@
  * signal handlers, no exit code; the caller gives the model client, the signal and where lines go.
  * `harness batch` runs many of these at once; every failure (Docker, API, a bug) becomes the result.
  */
-import { writeFileSync } from "node:fs";
 import type { AgentRunResult } from "../agent/agent-types.js";
 import { combineEvents } from "../agent/events.js";
 import { runAgent } from "../agent/loop.js";
 import { ZERO_USAGE } from "../agent/usage.js";
 import type { AgentConfig, SandboxConfig } from "../config.js";
+import { writeHostFile } from "../host-files/host-file.js";
+import { HostPathError } from "../host-files/host-path.js";
 import type { ModelClient } from "../model/model-client.js";
 import { timeModelCalls } from "../output/api-time.js";
 import { EgressTally } from "../output/egress-tally.js";
@@ -87,8 +88,11 @@ export async function runTask(input: TaskRunInput): Promise<TaskRunOutcome> {
   }
   const sandboxStartMs = now() - startedAt;
   let result: ResultMessage;
+  // The transcript and the outputs directory, closed once the sandbox is stopped (egress records
+  // of connections that end with it still go to the transcript).
+  const opened: { close(): void }[] = [];
   try {
-    const run = await runInSandbox(input, sandbox, timed.client);
+    const run = await runInSandbox(input, sandbox, timed.client, opened);
     result = buildResult(facts, {
       status: run.result.status,
       exitCode: exitCodeFor(run.result.status),
@@ -110,6 +114,7 @@ export async function runTask(input: TaskRunInput): Promise<TaskRunOutcome> {
     await sandbox.stop().catch((error: unknown) => {
       input.progress?.(`the sandbox could not be stopped: ${(error as Error).message}`);
     });
+    for (const file of opened) file.close();
   }
   // Sandbox start and stop included, as `run`'s duration_ms includes them.
   result.duration_ms = Math.round(now() - startedAt);
@@ -120,6 +125,7 @@ async function runInSandbox(
   input: TaskRunInput,
   sandbox: Sandbox,
   model: ModelClient,
+  opened: { close(): void }[],
 ): Promise<{ result: AgentRunResult; tally: EgressTally | undefined }> {
   const { agentConfig, sandboxConfig } = input;
   const { description, egress } = sandbox;
@@ -130,8 +136,14 @@ async function runInSandbox(
       pid: process.pid,
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
     },
+    onRefused: (error) => input.progress?.(error.message),
   });
-  const outputStore = new OutputStore({ dir: outputsDirOf(transcript.path) });
+  opened.push(transcript);
+  const outputStore = new OutputStore({
+    dir: outputsDirOf(transcript.path),
+    onRefused: (error) => input.progress?.(error.message),
+  });
+  opened.push(outputStore);
   const tally = egress === undefined ? undefined : new EgressTally();
   const events = combineEvents(transcript, tally ? { onEgress: (record) => tally.add(record) } : {});
   egress?.subscribe((record) => events.onEgress(record));
@@ -155,8 +167,9 @@ async function saveCopyDiff(
   try {
     const changes = await sandbox.copy?.exportChanges();
     if (changes === undefined || changes.changes.length === 0) return;
-    writeFileSync(path, `${changes.summary}\n${changes.diff}\n`, { mode: 0o600 });
+    writeHostFile(path, `${changes.summary}\n${changes.diff}\n`);
   } catch (error) {
-    progress?.(`copy mode: the sandbox's changes could not be read back: ${(error as Error).message}`);
+    if (error instanceof HostPathError) progress?.(error.message);
+    else progress?.(`copy mode: the sandbox's changes could not be read back: ${(error as Error).message}`);
   }
 }

@@ -6,7 +6,9 @@
  * transcript's mtime while it is open keeps retention (`pruneRuns` in another process) and `runs rm`
  * off it. This process's own pruning keeps it by id (`pruneAfterRun`).
  */
-import { utimesSync } from "node:fs";
+import { lutimesSync } from "node:fs";
+import { basename, dirname } from "node:path";
+import { openHostDir } from "../host-files/host-path.js";
 import { RECENT_WRITE_MS } from "./run-activity.js";
 
 /** Touches `path` now and every third of `RECENT_WRITE_MS` until disposed. Never throws. */
@@ -14,7 +16,14 @@ export function keepRunActive(path: string, everyMs: number = RECENT_WRITE_MS / 
   const touch = () => {
     try {
       const now = new Date();
-      utimesSync(path, now, now);
+      // The name itself, through its directory reached without links (host-files/): never what a
+      // link swapped in at either leads to.
+      const dir = openHostDir(dirname(path));
+      try {
+        lutimesSync(dir.at(basename(path)), now, now);
+      } finally {
+        dir.close();
+      }
     } catch {
       // Gone or not ours to touch: the run goes on; only its protection from pruning is weaker.
     }

@@ -5,8 +5,10 @@
  * simply not kept, and the listing is the same. Two processes writing it at once each write a whole
  * file and rename it into place; the last one wins.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { openHostFile } from "../host-files/host-file.js";
+import { type HostDir, openHostDir } from "../host-files/host-path.js";
 import type { TranscriptSummary } from "./run-summary.js";
 
 const VERSION = 1;
@@ -67,18 +69,31 @@ export class SummaryIndex {
   /** Writes the index when it changed (entries of removed runs dropped). Never throws. */
   save(): void {
     if (!this.enabled || (!this.changed && this.next.size === this.previous.size)) return;
-    const temporary = `${this.path}.${process.pid}.tmp`;
+    // Through the directory held open, never a link at any name (host-files/): the state directory
+    // may lie in a workspace.
+    let dir: HostDir | undefined;
+    const temporary = `${INDEX_FILE}.${process.pid}.tmp`;
     try {
+      dir = openHostDir(dirname(this.path));
+      // A crashed listing's leftover (or anything else at the name) goes: unlink never follows.
+      rmSync(dir.at(temporary), { force: true });
       const entries = Object.fromEntries(this.next);
-      writeFileSync(temporary, JSON.stringify({ version: VERSION, entries }), { mode: 0o600 });
-      renameSync(temporary, this.path);
+      const file = openHostFile(dir, temporary, { mode: 0o600, exclusive: true });
+      try {
+        file.write(JSON.stringify({ version: VERSION, entries }));
+      } finally {
+        file.close();
+      }
+      renameSync(dir.at(temporary), dir.at(INDEX_FILE));
     } catch {
       // A read-only or full state directory: the next listing reads the transcripts again.
       try {
-        rmSync(temporary, { force: true });
+        if (dir !== undefined) rmSync(dir.at(temporary), { force: true });
       } catch {
         // Nothing was written, or nothing can be removed: either way nothing more to do.
       }
+    } finally {
+      dir?.close();
     }
   }
 }

@@ -4,8 +4,10 @@
  * flooding its context. Bounded per stream and per run; nothing is written for short output.
  */
 
-import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from "node:fs";
+import { lstatSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { type HostFile, openHostFile } from "../host-files/host-file.js";
+import { type HostDir, HostPathError, openHostDir } from "../host-files/host-path.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
 
 export type StreamName = "stdout" | "stderr";
@@ -14,8 +16,10 @@ export interface SavedOutput {
   /** Short id the model uses with `read_output`, e.g. "out-3". */
   id: string;
   stream: StreamName;
-  /** Host path of the file. */
+  /** Host path of the file (for messages). */
   path: string;
+  /** Where to read it: through the directory harness holds open, whatever is at `path` now. */
+  readPath: string;
   /** Bytes in the file. */
   savedBytes: number;
   /** Bytes the command wrote to this stream (more than saved when a bound was hit). */
@@ -42,6 +46,11 @@ export interface OutputStoreOptions {
    * the model already knows.
    */
   usedIds?: number;
+  /**
+   * Told once when harness refuses to save in the directory or a file in it (a symlink, a file
+   * swapped in: host-file.ts); such outputs are not kept.
+   */
+  onRefused?: (error: HostPathError) => void;
 }
 
 interface StreamState {
@@ -49,8 +58,7 @@ interface StreamState {
   failed: boolean;
   pending: Buffer[];
   pendingBytes: number;
-  fd: number | undefined;
-  path: string;
+  file: HostFile | undefined;
   savedBytes: number;
   totalBytes: number;
 }
@@ -59,6 +67,8 @@ export class OutputStore {
   private readonly saved = new Map<string, SavedOutput>();
   private runBytes = 0;
   private count = 0;
+  /** The directory, held open from its first use; "refused" once it could not be. */
+  private dir: HostDir | "refused" | undefined;
 
   constructor(private readonly options: OutputStoreOptions) {
     this.count = Math.max(0, options.usedIds ?? 0);
@@ -70,11 +80,13 @@ export class OutputStore {
    * command wrote is not known here: the earlier result told the model when a bound cut the file.
    */
   private adopt(): void {
+    let dir: HostDir;
     let names: string[];
     try {
-      names = readdirSync(this.options.dir);
+      dir = this.openDir(false);
+      names = dir.list();
     } catch {
-      return; // No earlier outputs (or unreadable: as good as none).
+      return; // No earlier outputs (or unreadable, or refused: as good as none).
     }
     for (const name of names) {
       const match = /^(out-(\d+))\.(stdout|stderr)$/.exec(name);
@@ -82,15 +94,15 @@ export class OutputStore {
       const [, id = "", n = "", stream = "stdout"] = match;
       // Any name taken counts: "wx" could not create it again.
       this.count = Math.max(this.count, Number(n));
-      const path = join(this.options.dir, name);
       try {
-        const stats = lstatSync(path);
+        const stats = lstatSync(dir.at(name));
         // Only harness's own regular files: never a link someone put there.
         if (!stats.isFile()) continue;
         this.record({
           id,
           stream: stream as StreamName,
-          path,
+          path: join(this.options.dir, name),
+          readPath: dir.at(name),
           savedBytes: stats.size,
           totalBytes: stats.size,
         });
@@ -98,6 +110,29 @@ export class OutputStore {
         // Removed meanwhile: nothing to read.
       }
     }
+  }
+
+  /** The directory, opened (and with `create`, made) once and held; throws when refused. */
+  private openDir(create: boolean): HostDir {
+    if (this.dir === "refused") throw new HostPathError(this.options.dir, "refused before");
+    if (this.dir === undefined) {
+      try {
+        this.dir = openHostDir(this.options.dir, create ? 0o700 : undefined);
+      } catch (error) {
+        if (error instanceof HostPathError && !error.missing) {
+          this.dir = "refused";
+          this.options.onRefused?.(error);
+        }
+        throw error;
+      }
+    }
+    return this.dir;
+  }
+
+  /** Closes the directory it holds: saved outputs are not readable afterwards. */
+  close(): void {
+    if (this.dir !== undefined && this.dir !== "refused") this.dir.close();
+    this.dir = undefined;
   }
 
   /** Starts capturing one command's output. */
@@ -112,10 +147,28 @@ export class OutputStore {
   }
 
   /** @internal */
-  open(id: string, stream: StreamName): { fd: number; path: string } {
-    mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
-    const path = join(this.options.dir, `${id}.${stream}`);
-    return { fd: openSync(path, "wx", 0o600), path };
+  open(id: string, stream: StreamName): HostFile {
+    try {
+      return openHostFile(this.openDir(true), `${id}.${stream}`, { mode: 0o600, exclusive: true });
+    } catch (error) {
+      if (error instanceof HostPathError && this.dir !== "refused") this.report(error);
+      throw error;
+    }
+  }
+
+  /** @internal */
+  report(error: HostPathError): void {
+    this.options.onRefused?.(error);
+  }
+
+  /** @internal Removes a file it saved (by name, in the directory it holds). */
+  remove(file: HostFile): void {
+    try {
+      file.check();
+      unlinkSync(file.openPath);
+    } catch {
+      // Gone or swapped: whatever is there now is not harness's to remove.
+    }
   }
 
   /** @internal Bytes this stream may still write, given both bounds. */
@@ -147,8 +200,7 @@ function newStreamState(): StreamState {
     failed: false,
     pending: [],
     pendingBytes: 0,
-    fd: undefined,
-    path: "",
+    file: undefined,
     savedBytes: 0,
     totalBytes: 0,
   };
@@ -173,12 +225,12 @@ export class OutputCapture {
     const s = this.streams[stream];
     s.totalBytes += chunk.length;
     if (s.failed) return;
-    if (s.fd === undefined) {
+    if (s.file === undefined) {
       s.pending.push(chunk);
       s.pendingBytes += chunk.length;
       if (s.pendingBytes <= this.store.spillAfterBytes) return;
       try {
-        Object.assign(s, this.store.open(this.id, stream));
+        s.file = this.store.open(this.id, stream);
       } catch {
         this.fail(s);
         return;
@@ -192,13 +244,14 @@ export class OutputCapture {
   }
 
   private append(s: StreamState, chunk: Buffer): void {
-    if (s.fd === undefined) return;
+    if (s.file === undefined) return;
     const room = this.store.allowance(s.savedBytes);
     const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
     if (part.length === 0) return;
     try {
-      writeSync(s.fd, part);
-    } catch {
+      s.file.write(part);
+    } catch (error) {
+      if (error instanceof HostPathError) this.store.report(error);
       this.fail(s);
       return;
     }
@@ -211,11 +264,11 @@ export class OutputCapture {
     s.failed = true;
     s.pending = [];
     s.pendingBytes = 0;
-    if (s.fd !== undefined) {
-      closeQuietly(s.fd);
-      rmSync(s.path, { force: true });
+    if (s.file !== undefined) {
+      s.file.close();
+      this.store.remove(s.file);
       this.store.account(-s.savedBytes);
-      s.fd = undefined;
+      s.file = undefined;
     }
   }
 
@@ -227,17 +280,18 @@ export class OutputCapture {
     const kept: SavedOutput[] = [];
     for (const stream of ["stdout", "stderr"] as const) {
       const s = this.streams[stream];
-      if (s.fd === undefined) continue;
-      closeQuietly(s.fd);
+      if (s.file === undefined) continue;
+      s.file.close();
       if (!keep) {
-        rmSync(s.path, { force: true });
+        this.store.remove(s.file);
         this.store.account(-s.savedBytes);
         continue;
       }
       const output = {
         id: this.id,
         stream,
-        path: s.path,
+        path: s.file.path,
+        readPath: s.file.openPath,
         savedBytes: s.savedBytes,
         totalBytes: s.totalBytes,
       };
@@ -245,13 +299,5 @@ export class OutputCapture {
       kept.push(output);
     }
     return kept;
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // Already failed; nothing more to do with it.
   }
 }

@@ -98,7 +98,7 @@ export function createReadOutputTool(
       const last = input.endLine ?? input.startLine + MAX_LINES - 1;
       const scan = await scanOutputFile(
         {
-          path: saved.path,
+          path: saved.readPath,
           pattern: input.grep?.source,
           startLine: input.startLine,
           endLine: last,

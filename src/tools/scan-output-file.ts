@@ -27,13 +27,15 @@ export interface ScanResult {
 // CommonJS, run with `eval: true`: no separate file to find next to the bundle.
 const WORKER_SOURCE = `
 const { parentPort, workerData: r } = require("node:worker_threads");
-const { createReadStream } = require("node:fs");
+const { constants, createReadStream } = require("node:fs");
 const { createInterface } = require("node:readline");
+// Never through a link, nor blocked on a fifo, swapped in at the file's name.
+const NO_LINK = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 (async () => {
   const re = r.pattern === undefined ? undefined : new RegExp(r.pattern);
   const shown = [];
   let n = 0;
-  const lines = createInterface({ input: createReadStream(r.path), crlfDelay: Infinity });
+  const lines = createInterface({ input: createReadStream(r.path, { flags: NO_LINK }), crlfDelay: Infinity });
   for await (const line of lines) {
     n += 1;
     const cut = line.length > r.maxLineChars;

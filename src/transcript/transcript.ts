@@ -8,10 +8,11 @@
  * writes its own run_start and records after the earlier runs', and read-conversation.ts rebuilds the
  * conversation from all of them.
  */
-import { appendFileSync, mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 import type { AgentEvents } from "../agent/events.js";
 import { errorFacts } from "../errors.js";
+import { type HostFile, openHostFile } from "../host-files/host-file.js";
+import { type HostDir, HostPathError, openHostDir } from "../host-files/host-path.js";
 import type { RunStartRecord, TranscriptEntry } from "./transcript-records.js";
 
 export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToolOutput">> {
@@ -19,6 +20,8 @@ export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToo
   readonly path: string;
   /** Appends one record now. Never throws: a transcript that cannot be written must not end the run. */
   write(entry: TranscriptEntry): void;
+  /** Closes the file once the run and its sandbox are over: later records are dropped. */
+  close(): void;
 }
 
 export interface TranscriptOptions {
@@ -29,30 +32,58 @@ export interface TranscriptOptions {
    * both), the workspace and the writing process (`harness runs`, `run --continue`).
    */
   runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid">;
+  /**
+   * Told once when harness refuses to write the file (it is, or became, a symlink, a fifo, another
+   * file: host-file.ts); nothing more is written to it. The run goes on.
+   */
+  onRefused?: (error: HostPathError) => void;
 }
 
 export function createTranscript(path: string, options: TranscriptOptions = {}): Transcript {
   const now = options.now ?? (() => new Date());
-  let directoryReady = false;
+  // Held open from the first record on and appended through its descriptor: a name swapped for a
+  // link by the sandbox (a transcript inside the workspace) is never followed, only detected.
+  let file: { dir: HostDir; file: HostFile } | undefined;
+  let done = false;
 
-  const write = (entry: TranscriptEntry) => {
+  const open = () => {
+    const dir = openHostDir(dirname(path), 0o700);
     try {
-      if (!directoryReady) {
-        mkdirSync(dirname(path), { recursive: true });
-        directoryReady = true;
-      }
+      // Owner-only: a transcript holds the project's code and command output.
+      return { dir, file: openHostFile(dir, basename(path), { mode: 0o600, append: true }) };
+    } catch (error) {
+      dir.close();
+      throw error;
+    }
+  };
+  // Never reopened by name: while harness holds the file, its inode cannot be reused, so the check
+  // before each write tells it apart from anything swapped in; after a close, it could be.
+  const close = () => {
+    done = true;
+    file?.file.close();
+    file?.dir.close();
+    file = undefined;
+  };
+  const write = (entry: TranscriptEntry) => {
+    if (done) return;
+    try {
+      file ??= open();
       const { type, ...fields } = entry;
       const line = JSON.stringify(scrubSecrets({ type, time: now().toISOString(), ...fields }), jsonSafe);
-      // Owner-only: a transcript holds the project's code and command output.
-      appendFileSync(path, `${line}\n`, { encoding: "utf8", mode: 0o600 });
-    } catch {
+      file.file.write(`${line}\n`);
+    } catch (error) {
+      if (!(error instanceof HostPathError)) return;
       // Logging must not end the run (disk full, read-only directory); the run itself goes on.
+      // A refusal is final: whatever is at the name now is not harness's transcript.
+      close();
+      options.onRefused?.(error);
     }
   };
 
   return {
     path,
     write,
+    close,
     onRunStart: (info) => write({ type: "run_start", ...info, ...options.runStart }),
     onUserMessage: (text) => write({ type: "user", text }),
     onAssistantTurn: (response) =>

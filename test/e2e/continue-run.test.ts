@@ -3,7 +3,7 @@
  * Messages API (which rejects a conversation the real API would): a run continued twice sends the whole
  * history each time, appends to one transcript, and `harness replay` reproduces every call of it.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -65,7 +65,9 @@ describe.skipIf(skipDocker)("harness run --continue and --resume end to end", ()
     const second = await runCli(["run", "--continue", "write two.txt"], { env: env(), cwd: ws.path });
     expect(second.stderr).not.toMatch(/at .*\.js:\d+/);
     expect(second.code).toBe(0);
-    expect(second.stderr).toContain(`harness: continuing run ${runId} (4 messages)`);
+    expect(second.stderr).toContain(
+      `harness: continuing run ${runId} in workspace ${realpathSync(ws.path)} (4 messages)`,
+    );
     const continued = requestText(fake.api, 2);
     expect(continued).toContain("write one.txt");
     expect(continued).toContain('"id":"toolu_first"');

@@ -4,11 +4,11 @@
  * tool call a connection belongs to. Both ends live exactly as long as this harness process uses
  * the sandbox.
  */
-import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import createDebug from "debug";
 import type Docker from "dockerode";
 import { ConfigError } from "../../errors.js";
+import { openHostDir } from "../../host-files/host-path.js";
 import { type CallTag, EgressGateway } from "../egress/egress-gateway.js";
 import { egressSocketDir } from "../host/state-dir.js";
 import { parseUserIds } from "../host/workspace.js";
@@ -52,7 +52,8 @@ export class EgressSession {
   ): Promise<EgressSession> {
     const owner = gatewayOwner(user);
     const socketDir = egressSocketDir(workspace, isolation);
-    await mkdir(dirname(socketDir), { recursive: true, mode: 0o700 });
+    // Never through a link planted below a workspace (a state directory kept in one): host-files/.
+    openHostDir(dirname(socketDir), 0o700).close();
     const d = SANDBOX_DEFAULTS;
     let session: EgressSession | undefined;
     const gateway = await EgressGateway.start({

@@ -7,8 +7,10 @@
  * The path is on this machine: an engine elsewhere cannot open it (the create fails naming it).
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { basename, join } from "node:path";
+import { openHostFile } from "../../host-files/host-file.js";
+import { openHostDir } from "../../host-files/host-path.js";
 import { harnessStateDir } from "../host/state-dir.js";
 import { SANDBOX_SECCOMP_PROFILE } from "./seccomp-profile.js";
 
@@ -18,9 +20,20 @@ export function podmanSeccompProfilePath(env: NodeJS.ProcessEnv = process.env): 
   const dir = join(harnessStateDir(env), "seccomp");
   const path = join(dir, `sandbox-${hash}.json`);
   if (existsSync(path) && readFileSync(path, "utf8") === SANDBOX_SECCOMP_PROFILE) return path;
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, SANDBOX_SECCOMP_PROFILE, { mode: 0o644 });
-  renameSync(temp, path);
+  // Written through the directory held open, never a link at any name in it (host-files/).
+  const held = openHostDir(dir, 0o700);
+  try {
+    const temp = `sandbox-${hash}.json.${process.pid}.tmp`;
+    rmSync(held.at(temp), { force: true });
+    const file = openHostFile(held, temp, { mode: 0o644, exclusive: true });
+    try {
+      file.write(SANDBOX_SECCOMP_PROFILE);
+    } finally {
+      file.close();
+    }
+    renameSync(held.at(temp), held.at(basename(path)));
+  } finally {
+    held.close();
+  }
   return path;
 }

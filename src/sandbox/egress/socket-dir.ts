@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { lchown, lstat, mkdir, readdir, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { SandboxError } from "../../errors.js";
+import { openHostDir } from "../../host-files/host-path.js";
 
 /** `${pid}-${random}.sock`: several harness processes can share the directory. */
 const SOCKET_NAME = /^([0-9]+)-[0-9a-f]+\.sock$/;
@@ -31,7 +32,7 @@ export async function prepareSocketDir(
     });
   });
   if (existing === undefined) {
-    await mkdir(dirname(dir), { recursive: true, mode: 0o700 });
+    openHostDir(dirname(dir), 0o700).close();
     // Not recursive, and no chmod after: if someone else creates the path first, mkdir fails and the
     // checks below judge what is there, instead of a chmod following their symlink. The umask can only
     // take bits away from 0700.

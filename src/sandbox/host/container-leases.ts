@@ -10,9 +10,10 @@
  * process's lease (or a reused pid) is recognised and removed.
  */
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { mkdir, readdir, rm, rmdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFileSync, rmdirSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { openHostFile } from "../../host-files/host-file.js";
+import { type HostDir, openHostDir } from "../../host-files/host-path.js";
 import { harnessStateDir } from "./state-dir.js";
 
 export interface ContainerLease {
@@ -30,30 +31,69 @@ export async function takeLease(
   const dir = join(harnessStateDir(env), "leases", containerId.slice(0, 64));
   // A random part too: two sandboxes of one process on one container are two holders.
   const mine = `${leaseName(process.pid)}-${randomBytes(4).toString("hex")}`;
-  const path = join(dir, mine);
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await writeFile(path, "", { mode: 0o600 });
+    withLeaseDir(dir, 0o700, (held) => openHostFile(held, mine, { mode: 0o600, exclusive: true }).close());
   } catch {
     // A read-only or missing state directory: the run works, it just cannot see others (or be seen).
   }
   return {
     async othersAlive() {
-      const names = await readdir(dir).catch(() => [] as string[]);
-      let alive = false;
-      for (const name of names) {
-        if (name === mine) continue;
-        if (isLive(name)) alive = true;
-        else await rm(join(dir, name), { force: true }).catch(() => {});
-      }
-      return alive;
+      return (
+        withLeaseDir(dir, undefined, (held) => {
+          let alive = false;
+          for (const name of held.list()) {
+            if (name === mine) continue;
+            if (isLive(name)) alive = true;
+            else rmQuietly(held.at(name));
+          }
+          return alive;
+        }) ?? false
+      );
     },
     async release() {
-      await rm(path, { force: true }).catch(() => {});
+      withLeaseDir(dir, undefined, (held) => rmQuietly(held.at(mine)));
       // The directory goes with its last lease; another process's new lease makes it again.
-      await rmdir(dir).catch(() => {});
+      withLeaseDir(dirname(dir), undefined, (held) => {
+        try {
+          rmdirSync(held.at(basename(dir)));
+        } catch {
+          // Not empty, or gone: either way not ours to remove now.
+        }
+      });
     },
   };
+}
+
+/**
+ * `use` on the leases directory, held open and reached without a link in it (host-files/: the state
+ * directory may lie in a workspace); undefined when it is missing or refused.
+ */
+function withLeaseDir<T>(
+  dir: string,
+  createMode: number | undefined,
+  use: (held: HostDir) => T,
+): T | undefined {
+  let held: HostDir;
+  try {
+    held = openHostDir(dir, createMode);
+  } catch (error) {
+    if (createMode !== undefined) throw error;
+    return undefined;
+  }
+  try {
+    return use(held);
+  } finally {
+    held.close();
+  }
+}
+
+/** Removes one name (a link itself, never what it leads to); never throws. */
+function rmQuietly(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // A directory planted at a lease's name, or gone meanwhile: left alone.
+  }
 }
 
 /** `PID-STARTTIME`; the start time is "0" where /proc cannot say (macOS, Windows). */

@@ -1,12 +1,15 @@
 import {
   existsSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   realpathSync,
   rmSync,
   statSync,
   symlinkSync,
   utimesSync,
+  writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -138,6 +141,39 @@ describe("loadContinuedRun", () => {
     await expect(load({ resume: "x", transcript: "t.jsonl" }, state.env)).rejects.toThrow(
       /--transcript cannot be used with --resume/,
     );
+  });
+
+  it("says which workspace it uses, and asks for --workspace when harness cannot vouch for the record", async () => {
+    using state = makeStateHome();
+    const ids = threeRuns(state.runs);
+    const id = ids[0] ?? "";
+    expect((await load({ resume: id }, state.env))?.workspace).toBe(project);
+    // A `--transcript` file elsewhere (here: in another workspace) may have been rewritten by a task.
+    const copied = join(other, "t.jsonl");
+    writeFileSync(copied, readFileSync(join(state.runs, `${id}.jsonl`)));
+    await expect(load({ resume: copied }, state.env)).rejects.toThrow(
+      `--resume ${copied}: the transcript is not in harness's runs directory (${state.runs}), so what it records may not be what harness wrote: it records workspace ${project}; check that and give --workspace ${project} to continue there`,
+    );
+    expect((await load({ resume: copied, workspace: project }, state.env))?.workspace).toBe(project);
+    // Inside the very workspace it records: the sandbox could have written it.
+    const inside = join(project, "t.jsonl");
+    writeFileSync(inside, readFileSync(join(state.runs, `${id}.jsonl`)));
+    await expect(load({ resume: inside }, state.env)).rejects.toThrow(
+      /the transcript lies inside the workspace it records, where the sandbox could rewrite it/,
+    );
+  });
+
+  it("refuses a transcript that is a symlink or has another name, before reading it", async () => {
+    using state = makeStateHome();
+    const id = threeRuns(state.runs)[0] ?? "";
+    const real = join(state.runs, `${id}.jsonl`);
+    const link = join(other, "link.jsonl");
+    symlinkSync(real, link);
+    await expect(load({ resume: link, workspace: project }, state.env)).rejects.toThrow(
+      `--resume: transcript ${link} is a symlink: give the transcript itself`,
+    );
+    linkSync(real, join(other, "hard.jsonl"));
+    await expect(load({ resume: id }, state.env)).rejects.toThrow(/has 2 hard links/);
   });
 
   it("refuses a --workspace that is not the run's", async () => {

@@ -52,8 +52,22 @@ describe("formatExecResult", () => {
 
   it("says where the whole output of a cut command was saved", () => {
     const saved = [
-      { id: "out-3", stream: "stdout", path: "/x/out-3.stdout", savedBytes: 64, totalBytes: 5_000_000 },
-      { id: "out-3", stream: "stderr", path: "/x/out-3.stderr", savedBytes: 20_000, totalBytes: 20_000 },
+      {
+        id: "out-3",
+        stream: "stdout",
+        path: "/x/out-3.stdout",
+        readPath: "/x/out-3.stdout",
+        savedBytes: 64,
+        totalBytes: 5_000_000,
+      },
+      {
+        id: "out-3",
+        stream: "stderr",
+        path: "/x/out-3.stderr",
+        readPath: "/x/out-3.stderr",
+        savedBytes: 20_000,
+        totalBytes: 20_000,
+      },
     ] as const;
     const text = formatExecResult(makeExecResult({ stdout: "head…tail", isTruncated: true }), [...saved]);
     expect(text).toContain(

@@ -1,7 +1,17 @@
-import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { HostFile } from "../../../src/host-files/host-file.js";
 import { OutputStore } from "../../../src/tools/output-store.js";
 import { createReadOutputTool } from "../../../src/tools/read-output-tool.js";
 
@@ -68,7 +78,21 @@ describe("OutputStore when the disk fails", () => {
   it("writes to a full disk are dropped, not thrown", () => {
     // /dev/full accepts the open and fails every write with ENOSPC.
     const store = new OutputStore({ dir, spillAfterBytes: 10 });
-    Object.assign(store, { open: () => ({ fd: openSync("/dev/full", "w"), path: join(dir, "gone") }) });
+    const full = (): HostFile => {
+      const fd = openSync("/dev/full", "w");
+      const path = join(dir, "gone");
+      return {
+        path,
+        openPath: path,
+        created: true,
+        identity: { dev: 0, ino: 0 },
+        write: (data) => void writeSync(fd, Buffer.from(data)),
+        check: () => {},
+        readTail: () => Buffer.alloc(0),
+        close: () => closeSync(fd),
+      };
+    };
+    Object.assign(store, { open: full });
     const capture = store.begin();
     expect(() => capture.write("stdout", Buffer.alloc(100, 120))).not.toThrow();
     expect(() => capture.write("stdout", Buffer.alloc(100, 120))).not.toThrow();

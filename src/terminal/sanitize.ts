@@ -13,6 +13,10 @@
  * nothing: sanitising twice is the same as once. Stateless and per character, so it is as safe on
  * stream chunks that split a sequence as on whole strings.
  *
+ * A file name that is not UTF-8 reaches here with each such byte as a lone surrogate U+DC80 + byte
+ * (sandbox/host/byte-names.ts); it is shown as the byte, `\xff`, and any other lone surrogate as
+ * `\udXXX`: a terminal would show both as U+FFFD, which names no file.
+ *
  * Carriage returns become newlines (`\r\n` one newline): a lone `\r` would let a line be overwritten
  * by the next, and a progress bar printed line by line is harmless. With `oneLine`, newlines, tabs
  * and carriage returns are escaped too (`\n`, `\t`, `\r`): for a name or a message that is printed
@@ -26,7 +30,7 @@
  * (`\p{Cf}`: bidi embeddings, overrides, isolates and marks, zero-width space/joiners U+200B–U+200F,
  * word joiner, BOM U+FEFF, soft hyphen, tag characters), and the line and paragraph separators.
  */
-const CONTROLS = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
+const CONTROLS = /[\p{Cc}\p{Cf}\u2028\u2029\ud800-\udfff]/gu;
 
 const NAMED: Readonly<Record<string, string>> = { "\n": "\\n", "\t": "\\t", "\r": "\\r" };
 
@@ -42,6 +46,7 @@ export function sanitizeForTerminal(text: string, options: SanitizeOptions = {})
     const named = NAMED[char];
     if (named !== undefined) return named;
     const code = char.codePointAt(0) ?? 0;
+    if (code >= 0xdc80 && code <= 0xdcff) return `\\x${(code - 0xdc00).toString(16)}`;
     if (code <= 0xff) return `\\x${code.toString(16).padStart(2, "0")}`;
     if (code <= 0xffff) return `\\u${code.toString(16).padStart(4, "0")}`;
     return `\\u{${code.toString(16)}}`;

@@ -52,8 +52,9 @@ export async function exportCopyChanges(
     keepFileBytes: limits.fileBytes,
     keepTotalBytes: 32 * limits.fileBytes,
   });
+  const notCompared = [...skipped.map((s) => s.path), ...sandbox.undecodable];
   const leftOut = (path: string, isDirectory: boolean) =>
-    plan.ignored(path, isDirectory) || skipped.some((s) => path === s.path || path.startsWith(`${s.path}/`));
+    plan.ignored(path, isDirectory) || notCompared.some((p) => path === p || path.startsWith(`${p}/`));
   const since = hostChangesSince(plan.scan, scan);
   // A path the user created on the host meanwhile is missing from the copy, not deleted by the sandbox.
   const changes = diffTrees(host, sandbox.tree, leftOut).filter(

@@ -29,6 +29,12 @@ export interface SandboxTree {
   contents: Map<string, Buffer>;
   /** Names the tree leaves out because they are not safe paths (they are refused at apply too). */
   unsafeNames: string[];
+  /**
+   * Of those, the workspace paths whose name or link target was not UTF-8 as the archive had it (or
+   * holds U+FFFD, which is what such a name decodes to): left out of the comparison too, so a host
+   * file of that name is not reported deleted.
+   */
+  undecodable: string[];
 }
 
 export async function readSandboxTree(source: Readable, options: ReadTreeOptions): Promise<SandboxTree> {
@@ -42,7 +48,7 @@ export async function readSandboxTree(source: Readable, options: ReadTreeOptions
 }
 
 async function readTree(source: Readable, options: ReadTreeOptions): Promise<SandboxTree> {
-  const result: SandboxTree = { tree: new Map(), contents: new Map(), unsafeNames: [] };
+  const result: SandboxTree = { tree: new Map(), contents: new Map(), unsafeNames: [], undecodable: [] };
   let total = 0;
   let kept = 0;
   const extract = tarExtract();
@@ -57,7 +63,11 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
     if (first && h.name === "/" && h.type === "directory") prefix = "/";
     first = false;
     const parts = h.name.startsWith(prefix) ? safeComponents(h.name.slice(prefix.length)) : undefined;
-    const path = Array.isArray(parts) ? parts.join("/") : undefined;
+    // tar-stream decodes names as UTF-8: a name the sandbox made that is not UTF-8 arrives with
+    // U+FFFD, which would name another file on the host. Never applied, like an unsafe path.
+    const undecodable = h.name.includes("\ufffd") || (h.linkname ?? "").includes("\ufffd");
+    if (undecodable && Array.isArray(parts)) result.undecodable.push(parts.join("/"));
+    const path = Array.isArray(parts) && !undecodable ? parts.join("/") : undefined;
     const hash = createHash("sha256");
     const chunks: Buffer[] = [];
     const keep =

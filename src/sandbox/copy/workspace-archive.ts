@@ -8,6 +8,7 @@ import type { FileHandle } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pack } from "tar-stream";
 import { ConfigError, SandboxError } from "../../errors.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
 import { withBeneath } from "../host/beneath.js";
 import { type IgnoreMatcher, loadIgnoreMatcher } from "./ignore-rules.js";
 import { openRegularFile, scanWorkspace, type WorkspaceScan } from "./workspace-scan.js";
@@ -41,6 +42,15 @@ export async function planWorkspaceCopy(root: string, limitBytes: number): Promi
   if (scan.totalBytes > limitBytes) {
     throw new ConfigError(
       `workspace '${root}' holds ${formatBytes(scan.totalBytes)} (${scan.totalBytes} bytes) of files, over the copy limit of ${formatBytes(limitBytes)}: raise --copy-limit or leave paths out with .harnessignore`,
+    );
+  }
+  // Refused, not left out: the sandbox would see a workspace with a file missing, and a copy that
+  // carried a U+FFFD name back would create a second file on the host.
+  const first = scan.notUtf8[0];
+  if (first !== undefined) {
+    const more = scan.notUtf8.length > 1 ? ` and ${scan.notUtf8.length - 1} more` : "";
+    throw new ConfigError(
+      `workspace '${root}' has a name that is not valid UTF-8 (${sanitizeForTerminal(first, { oneLine: true })}${more}), which copy mode cannot carry exactly: rename it, leave it out with .harnessignore, or use --isolation bind`,
     );
   }
   return { root, ignored, scan, limitBytes };

@@ -3,11 +3,16 @@
  * never followed (a link in the workspace can point anywhere on the host), sockets, fifos and
  * devices are left out, and nothing under an ignored path is visited. Every directory is reached
  * through beneath.ts, so one swapped for a symlink during the walk is not followed either.
+ *
+ * Names are read as bytes (byte-names.ts). One that is not UTF-8, or a symlink target that is not,
+ * cannot be copied exactly (a tar archive names files in UTF-8 here and in the engine): it is
+ * listed in `notUtf8`, and planWorkspaceCopy refuses the whole copy for it.
  */
 import { createHash } from "node:crypto";
 import { constants } from "node:fs";
-import { type FileHandle, lstat, open, readdir, readlink } from "node:fs/promises";
+import { type FileHandle, lstat, open, readlink } from "node:fs/promises";
 import { type BeneathDir, type BeneathRoot, withBeneath } from "../host/beneath.js";
+import { hasRawBytes, nameFromBytes, readdirLossless } from "../host/byte-names.js";
 import type { IgnoreMatcher } from "./ignore-rules.js";
 import type { Tree, TreeEntry } from "./tree-diff.js";
 
@@ -38,7 +43,12 @@ export interface WorkspaceScan {
   skipped: SkippedPath[];
   /** Sum of file sizes: what the copy limit is checked against. */
   totalBytes: number;
+  /** Paths whose name or symlink target is not UTF-8 (also in `skipped`): copy mode refuses these. */
+  notUtf8: string[];
 }
+
+export const NOT_UTF8_REASON =
+  "its name or link target is not valid UTF-8; copy mode cannot carry it exactly";
 
 function specialKind(info: import("node:fs").Stats): string {
   if (info.isSocket()) return "socket";
@@ -49,7 +59,11 @@ function specialKind(info: import("node:fs").Stats): string {
 }
 
 export async function scanWorkspace(root: string, ignored: IgnoreMatcher): Promise<WorkspaceScan> {
-  const scan: WorkspaceScan = { entries: [], skipped: [], totalBytes: 0 };
+  const scan: WorkspaceScan = { entries: [], skipped: [], totalBytes: 0, notUtf8: [] };
+  const refuse = (path: string) => {
+    scan.notUtf8.push(path);
+    scan.skipped.push({ path, reason: NOT_UTF8_REASON });
+  };
   // Parents first: `dir` stays open while its subdirectories are walked (see BeneathRoot).
   const walk = async (beneath: BeneathRoot, parts: string[]): Promise<void> => {
     const rel = parts.join("/");
@@ -57,7 +71,7 @@ export async function scanWorkspace(root: string, ignored: IgnoreMatcher): Promi
     let names: string[];
     try {
       dir = await beneath.dir(parts);
-      names = (await readdir(dir.path)).sort();
+      names = (await readdirLossless(dir.path)).map((e) => e.name).sort();
     } catch (error) {
       scan.skipped.push({
         path: rel,
@@ -71,9 +85,13 @@ export async function scanWorkspace(root: string, ignored: IgnoreMatcher): Promi
       // Gone since readdir (the user is editing): nothing to copy.
       if (!info) continue;
       if (ignored(path, info.isDirectory())) continue;
+      if (hasRawBytes(name)) {
+        refuse(path);
+        continue;
+      }
       const common = { path, mode: info.mode & 0o777, mtime: info.mtime };
       if (info.isSymbolicLink()) {
-        const linkname = await readlink(dir.at(name)).catch((error: unknown) => {
+        const target = await readlink(dir.at(name), { encoding: "buffer" }).catch((error: unknown) => {
           // Replaced or removed since the lstat: left out, and out of the diff.
           scan.skipped.push({
             path,
@@ -81,7 +99,12 @@ export async function scanWorkspace(root: string, ignored: IgnoreMatcher): Promi
           });
           return undefined;
         });
-        if (linkname === undefined) continue;
+        if (target === undefined) continue;
+        const linkname = nameFromBytes(target);
+        if (hasRawBytes(linkname)) {
+          refuse(path);
+          continue;
+        }
         scan.entries.push({ ...common, type: "symlink", size: 0, linkname });
       } else if (info.isDirectory()) {
         scan.entries.push({ ...common, type: "directory", size: 0 });

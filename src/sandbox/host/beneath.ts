@@ -13,10 +13,14 @@
  *
  * Without /proc/self/fd (macOS with Docker Desktop, a /proc mounted elsewhere) this falls back to
  * lstat of each component and full paths, with the race described above.
+ *
+ * Names are lossless strings (byte-names.ts): a component that is not UTF-8 is reached by its exact
+ * bytes, so `at` and `path` give a Buffer for such a name (every fs call takes one).
  */
 import { constants } from "node:fs";
 import { chmod, chown, type FileHandle, lchown, lstat, mkdir, open, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { fsPath } from "./byte-names.js";
 
 /**
  * Linux's O_PATH, which Node does not export; its value on the architectures listed. An O_PATH
@@ -39,12 +43,12 @@ export interface BeneathDir {
    * The directory itself, for readdir: `/proc/self/fd/<fd>`, which leads to the open directory
    * whatever now sits at its path (in the fallback, the full path).
    */
-  readonly path: string;
+  readonly path: string | Buffer;
   /**
    * The path of `name` (one component) in this directory: only `name` is resolved, so it is safe
    * with lstat, readlink, open with O_NOFOLLOW, mkdir, symlink, rename, unlink, rmdir, lchown.
    */
-  at(name: string): string;
+  at(name: string): string | Buffer;
   /** chmod of this directory itself. */
   chmod(mode: number): Promise<void>;
   /** chown of this directory itself (lchown of the magic link would change nothing). */
@@ -84,7 +88,7 @@ function procDir(rel: string, handle: FileHandle): BeneathDir {
     path,
     at: (name) => {
       checkName(name);
-      return `${path}/${name}`;
+      return fsPath(`${path}/${name}`);
     },
     // The magic link leads to the directory itself; an O_PATH descriptor has no fchmod.
     chmod: (mode) => chmod(path, mode),
@@ -92,13 +96,14 @@ function procDir(rel: string, handle: FileHandle): BeneathDir {
   };
 }
 
-function plainDir(rel: string, path: string): BeneathDir {
+function plainDir(rel: string, text: string): BeneathDir {
+  const path = fsPath(text);
   return {
     rel,
     path,
     at: (name) => {
       checkName(name);
-      return join(path, name);
+      return fsPath(join(text, name));
     },
     chmod: (mode) => chmod(path, mode),
     chown: (uid, gid) => lchown(path, uid, gid),
@@ -200,7 +205,7 @@ export class BeneathRoot {
 
   /** The opened directory, or why it could not be: a symlink, not a directory, missing. */
   private async openOne(
-    path: string,
+    path: string | Buffer,
     rel: string,
   ): Promise<{ dir: BeneathDir; handle?: FileHandle } | BeneathError["code"]> {
     if (this.viaProc) {
@@ -224,7 +229,7 @@ export class BeneathRoot {
     if (info === undefined) return "ENOENT";
     if (info.isSymbolicLink()) return "ELOOP";
     if (!info.isDirectory()) return "ENOTDIR";
-    return { dir: plainDir(rel, path) };
+    return { dir: plainDir(rel, join(this.rootPath, rel)) };
   }
 }
 

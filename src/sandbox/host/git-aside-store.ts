@@ -79,13 +79,17 @@ export async function readManifest(dir: string): Promise<AsideManifest> {
  * systems (EXDEV) a copy that keeps symlinks as they are, then the removal of the original (never
  * following a link inside it). A copy that fails is removed, and the original stays.
  */
-export async function moveEntry(from: string, to: string): Promise<void> {
+export async function moveEntry(from: string | Buffer, to: string | Buffer): Promise<void> {
   try {
     await rename(from, to);
     return;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
   }
+  // A name that is not UTF-8 (byte-names.ts) is a Buffer, which cp does not take. Only a hook file
+  // can be named so at the top of a move, and git runs hooks by fixed names: it stays, listed.
+  if (typeof from !== "string" || typeof to !== "string")
+    throw new Error("its name is not UTF-8, and it cannot be copied across file systems");
   try {
     await cp(from, to, {
       recursive: true,
@@ -103,7 +107,7 @@ export async function moveEntry(from: string, to: string): Promise<void> {
 }
 
 /** True when something (anything, a dangling symlink included) is at `path`. */
-export async function entryExists(path: string): Promise<boolean> {
+export async function entryExists(path: string | Buffer): Promise<boolean> {
   try {
     await lstat(path);
     return true;

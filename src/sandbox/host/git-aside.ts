@@ -56,7 +56,10 @@ export function topMostChanges(changes: readonly GitSurfaceChange[]): GitSurface
 }
 
 /** The directory above root-relative `path`, reached without following a link; or why not. */
-async function parentOf(beneath: BeneathRoot, path: string): Promise<{ dir: string; name: string } | string> {
+async function parentOf(
+  beneath: BeneathRoot,
+  path: string,
+): Promise<{ dir: string | Buffer; name: string } | string> {
   const parts = path.split("/");
   const name = parts.pop() as string;
   try {

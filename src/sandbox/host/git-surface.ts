@@ -14,12 +14,14 @@
  * - everything under `hooks/`.
  * Anywhere in the work tree: every `.git` entry itself (a directory, a `gitdir:` file, a symlink).
  *
- * Only lstat, readdir and O_NOFOLLOW reads: nothing here follows a symlink the sandbox made.
+ * Only lstat, readdir and O_NOFOLLOW reads: nothing here follows a symlink the sandbox made. Names
+ * are read as bytes and kept lossless (byte-names.ts): a repository under `$'d\xff'` is seen too.
  */
 import { createHash } from "node:crypto";
-import { constants, type Dirent } from "node:fs";
-import { lstat, open, readdir, readlink } from "node:fs/promises";
+import { constants } from "node:fs";
+import { lstat, open, readlink } from "node:fs/promises";
 import { join } from "node:path";
+import { fsPath, nameFromBytes, readdirLossless } from "./byte-names.js";
 
 /** Workspace-relative path → fingerprint ("dir", "file:<sha256>:<mode>", "symlink:<target>", "other"). */
 export type GitSurface = Map<string, string>;
@@ -38,10 +40,13 @@ const SKIPPED_IN_GIT_DIR = new Set(["refs", "logs", "lfs", "rr-cache"]);
 const MAX_HASHED_BYTES = 4 * 1024 ** 2;
 
 async function fingerprint(root: string, path: string): Promise<string | undefined> {
-  const full = join(root, path);
+  const full = fsPath(join(root, path));
   const info = await lstat(full).catch(() => undefined);
   if (!info) return undefined;
-  if (info.isSymbolicLink()) return `symlink:${await readlink(full).catch(() => "?")}`;
+  if (info.isSymbolicLink()) {
+    const target = await readlink(full, { encoding: "buffer" }).catch(() => undefined);
+    return `symlink:${target === undefined ? "?" : nameFromBytes(target)}`;
+  }
   if (info.isDirectory()) return "dir";
   if (!info.isFile()) return "other";
   if (info.size > MAX_HASHED_BYTES) return `large:${info.size}:${info.mtimeMs}:${info.mode}`;
@@ -59,8 +64,9 @@ async function fingerprint(root: string, path: string): Promise<string | undefin
   }
 }
 
-async function entries(root: string, dir: string): Promise<Dirent[]> {
-  return readdir(join(root, dir), { withFileTypes: true }).catch(() => []);
+async function entries(root: string, dir: string): Promise<{ name: string; isDirectory(): boolean }[]> {
+  const found = await readdirLossless(join(root, dir)).catch(() => []);
+  return found.map(({ name, entry }) => ({ name, isDirectory: () => entry.isDirectory() }));
 }
 
 /** Everything of the surface inside one git directory, including its modules and worktrees. */

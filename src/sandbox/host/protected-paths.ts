@@ -8,12 +8,13 @@
  * source, so a link planted in the workspace would put any host path into the container.
  */
 import { constants } from "node:fs";
-import { lstat, mkdir, open, readdir } from "node:fs/promises";
+import { lstat, mkdir, open } from "node:fs/promises";
 import { isAbsolute, join, posix } from "node:path";
 import type Docker from "dockerode";
 import { ConfigError, SandboxError } from "../../errors.js";
 import type { ProtectOptions } from "../sandbox-request.js";
 import { BeneathError, withBeneath } from "./beneath.js";
+import { fsPath, hasRawBytes, readdirLossless } from "./byte-names.js";
 import { type GitConfigPath, gitConfigWorkspacePaths } from "./git-config-paths.js";
 import { parseUserIds } from "./workspace.js";
 
@@ -70,7 +71,7 @@ async function kindOf(workspace: string, path: string): Promise<Found> {
   const parents: Found["parents"] = [];
   for (let i = 1; i <= parts.length; i++) {
     const at = parts.slice(0, i).join("/");
-    const info = await lstat(join(workspace, at)).catch(() => undefined);
+    const info = await lstat(fsPath(join(workspace, at))).catch(() => undefined);
     if (!info) return { kind: "missing", ino: 0, at, parents };
     if (info.isSymbolicLink()) return { kind: "symlink", ino: 0, at, parents };
     if (i === parts.length) {
@@ -145,15 +146,23 @@ export async function configNamedPaths(ws: string): Promise<GitConfigPath[]> {
 
 /**
  * Submodule and worktree git directories under `.git` (`modules/a`, `modules/a/modules/b`,
- * `worktrees/w`).
+ * `worktrees/w`). Names are read as bytes: one that is not UTF-8 cannot be a mount's source (the
+ * engine's API is JSON, which carries only Unicode), so it is named in a note instead of skipped
+ * unseen; git-surface.ts still moves aside what a run changes in it.
  */
-async function innerGitDirs(ws: string): Promise<string[]> {
+async function innerGitDirs(ws: string, note: (line: string) => void): Promise<string[]> {
   const found: string[] = [];
   const walk = async (dir: string, depth: number): Promise<void> => {
-    const names = await readdir(join(ws, dir)).catch(() => [] as string[]);
+    const names = (await readdirLossless(join(ws, dir)).catch(() => [])).map((e) => e.name);
     for (const name of names.sort()) {
       const path = `${dir}/${name}`;
       if ((await kindOf(ws, path)).kind !== "directory") continue;
+      if (hasRawBytes(name)) {
+        note(
+          `not protecting ${path}: its name is not UTF-8, which a mount cannot name; what the task changes in it is moved aside at the end`,
+        );
+        continue;
+      }
       if ((await kindOf(ws, `${path}/HEAD`)).kind === "file") found.push(path);
       if (depth < 6) await walk(path, depth + 1);
     }
@@ -218,7 +227,7 @@ async function gitMounts(ws: string, owner: string, note: (line: string) => void
         `not protecting ${named.path} (named by ${named.key} in .git/config): ${found.at} is ${found.kind === "symlink" ? "a symlink" : `not a ${named.type}`}; what the task writes there runs on the host`,
       );
   }
-  const inner = await innerGitDirs(ws);
+  const inner = await innerGitDirs(ws, note);
   const candidates = [
     ...GIT_DIR_EXTRAS.map((name) => `.git/${name}`),
     ...inner.flatMap((dir) => ["config", "hooks", ...GIT_DIR_EXTRAS].map((name) => `${dir}/${name}`)),

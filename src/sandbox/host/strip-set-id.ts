@@ -6,10 +6,14 @@
  * differently (gVisor's runsc releases before 2026 do not apply it to exec'd processes, which every
  * command is), a kernel interface the filter cannot see, or a file that was there before. Copy mode's
  * strict extractor strips the bits itself.
+ *
+ * Names are read as bytes (byte-names.ts): a set-id file named `$'s\xff'` is stripped like any other.
  */
 import { constants, type Dirent, lstatSync, readdirSync, type Stats } from "node:fs";
 import { open, readlink, realpath } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import { fsPath, nameFromBytes } from "./byte-names.js";
 
 // Not in Node's fs.constants; the same on every Linux and BSD.
 const S_ISUID = 0o4000;
@@ -41,7 +45,7 @@ export async function stripSetIdBits(workspace: string): Promise<SetIdFile[]> {
     // Synchronous within one directory (a promise per lstat makes a 60,000-file tree take 3-5 s
     // instead of 1-2 s on a busy 2-core machine); the event loop gets a turn between directories.
     for (const entry of readdirOrNothing(dir)) {
-      const path = join(dir, entry.name);
+      const path = join(dir, nameFromBytes(entry.name));
       // The type from the directory entry itself: no lstat, and never a link's target. Some file
       // systems leave it unknown; then lstat says.
       const kind = unknownType(entry) ? lstatOrNothing(path) : entry;
@@ -70,7 +74,7 @@ async function stripOne(root: string, path: string, seen: Stats): Promise<string
   const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
   let handle: Awaited<ReturnType<typeof open>>;
   try {
-    handle = await open(path, flags);
+    handle = await open(fsPath(path), flags);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code ?? String(error);
   }
@@ -88,17 +92,17 @@ async function stripOne(root: string, path: string, seen: Stats): Promise<string
   }
 }
 
-/** A directory that vanished or cannot be read has nothing to strip. */
-function readdirOrNothing(dir: string): Dirent[] {
+/** A directory that vanished or cannot be read has nothing to strip. Names as bytes: any name is seen. */
+function readdirOrNothing(dir: string): Dirent<Buffer>[] {
   try {
-    return readdirSync(dir, { withFileTypes: true });
+    return readdirSync(fsPath(dir), { withFileTypes: true, encoding: "buffer" });
   } catch {
     return [];
   }
 }
 
 /** DT_UNKNOWN: the file system did not say. */
-function unknownType(entry: Dirent): boolean {
+function unknownType(entry: Dirent<Buffer>): boolean {
   return !(
     entry.isFile() ||
     entry.isDirectory() ||
@@ -112,7 +116,7 @@ function unknownType(entry: Dirent): boolean {
 
 function lstatOrNothing(path: string): Stats | undefined {
   try {
-    return lstatSync(path);
+    return lstatSync(fsPath(path));
   } catch {
     return undefined;
   }
@@ -125,15 +129,16 @@ async function stillInside(root: string, fd: number): Promise<boolean> {
   return real?.startsWith(root.endsWith(sep) ? root : `${root}${sep}`) === true;
 }
 
-/** `removed the setuid bit from PATH` lines, for the user. */
+/** `removed the setuid bit from PATH` lines, for the user; names and errors shown with escapes. */
 export function describeSetIdFiles(files: readonly SetIdFile[]): string[] {
   return files.map((file) => {
+    const path = sanitizeForTerminal(file.path, { oneLine: true });
     const bits = [file.mode & S_ISUID ? "setuid" : "", file.mode & S_ISGID ? "setgid" : ""]
       .filter((bit) => bit !== "")
       .join(" and ");
     const noun = bits.includes(" and ") ? `${bits} bits` : `${bits} bit`;
     return file.error === undefined
-      ? `removed the ${noun} from ${file.path}`
-      : `could not remove the ${noun} from ${file.path} (${file.error}): do not run it`;
+      ? `removed the ${noun} from ${path}`
+      : `could not remove the ${noun} from ${path} (${sanitizeForTerminal(file.error, { oneLine: true })}): do not run it`;
   });
 }

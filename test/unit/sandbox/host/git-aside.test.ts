@@ -198,12 +198,12 @@ describe("moveGitSurfaceAside", () => {
     expect(existsSync(join(ws, ".git/commondir"))).toBe(true);
   });
 
-  it("prints names without their escape sequences, one line each, and the restore command", async () => {
+  it("prints names with their escape sequences visible, never raw, one line each, and the restore command", async () => {
     const name = "evil\u001b]52;c;aGk=\u0007\u202e";
     const result = await runEnd(() => put(`${name}/.git`, "gitdir: x\n"));
     const lines = describeGitAside(ws, result);
     for (const control of ["\u001b", "\u0007", "\u202e"]) expect(lines.join("\n")).not.toContain(control);
-    expect(lines[1]).toBe("  moved aside evil/.git (created)");
+    expect(lines[1]).toBe("  moved aside evil\\x1b]52;c;aGk=\\x07\\u202e/.git (created)");
     expect(lines.at(-1)).toMatch(new RegExp(`harness restore-git ${result.id}$`));
   });
 });

@@ -2,11 +2,13 @@
  * The engines the per-engine bench measures, each found the way harness finds an engine (an env with
  * DOCKER_HOST and friends, plus `--runtime`), or the one line saying why it is not available here.
  */
+
 import { existsSync } from "node:fs";
 import type Docker from "dockerode";
-import { connectEngine } from "../src/sandbox/docker/docker-client.js";
-import { engineSettings } from "../src/sandbox/docker/engine-kind.js";
-import { type EngineRuntime, runtimeProblem } from "../src/sandbox/docker/runtime-check.js";
+import { podmanSeccompProfilePath } from "../src/sandbox/docker/container/podman-seccomp.js";
+import { connectEngine } from "../src/sandbox/docker/engine/docker-client.js";
+import { engineSettings } from "../src/sandbox/docker/engine/engine-kind.js";
+import { type EngineRuntime, runtimeProblem } from "../src/sandbox/docker/engine/runtime-check.js";
 import { startSshEngine } from "../test/support/ssh-engine.js";
 import { startTlsEngine } from "../test/support/tls-engine.js";
 
@@ -54,7 +56,7 @@ async function connect(
   try {
     const { docker } = await connectEngine({ HOME: process.env["HOME"] ?? "/root", ...env });
     // What open would refuse after building its image (rootless Podman without limits): refuse it first.
-    await engineSettings(docker);
+    await engineSettings(docker, podmanSeccompProfilePath);
     if (runtime !== undefined) {
       const info = (await docker.info()) as { Runtimes?: Record<string, EngineRuntime> };
       const problem = runtimeProblem(runtime, "none", info.Runtimes ?? {});

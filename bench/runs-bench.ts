@@ -13,8 +13,8 @@ import { fileURLToPath } from "node:url";
 import { runsListCommand } from "../src/cli/runs-command.js";
 import { pruneRuns, retentionLimitsFromEnv } from "../src/runs/retention.js";
 import { listRuns } from "../src/runs/run-catalog.js";
-import { runsDir } from "../src/runs/state-paths.js";
 import { INDEX_FILE } from "../src/runs/summary-index.js";
+import { runsDir } from "../src/state/run-layout.js";
 import { envInt, formatTable, ms, runProcess, type Summary, summarize } from "./stats.js";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));

@@ -1,6 +1,6 @@
 /** The containers of a benchmark's workspace, found by label; shared by exec-bench and engines-bench. */
 import type Docker from "dockerode";
-import { LABEL_WORKSPACE } from "../src/sandbox/docker/labels.js";
+import { LABEL_WORKSPACE } from "../src/sandbox/docker/container/labels.js";
 
 export async function removeContainers(docker: Docker, workspace: string): Promise<void> {
   const found = await docker.listContainers({

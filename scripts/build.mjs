@@ -16,7 +16,7 @@ await build({
   sourcemap: true,
   // docker-modem loads ssh2 (and its native add-ons) at start-up for the ssh:// transport, about
   // 24 ms on every `harness exec` (measured by bench/). harness never uses it (ssh:// engines go
-  // through the system's ssh: src/sandbox/docker/ssh-dial-agent.ts), so ssh2 is an empty module.
+  // through the system's ssh: src/sandbox/docker/engine/ssh-dial-agent.ts), so ssh2 is an empty module.
   plugins: [stubModules(["ssh2", "cpu-features"]), withoutBuildKitSession()],
   // Bundled CommonJS modules call require() for Node built-ins.
   banner: {

@@ -8,8 +8,8 @@
 import { chownSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connectDocker } from "../src/sandbox/docker/docker-client.js";
 import { DockerSandbox } from "../src/sandbox/docker/docker-sandbox.js";
+import { connectDocker } from "../src/sandbox/docker/engine/docker-client.js";
 import { collectCisInput, evaluateCis, formatCisTable } from "./cis-checks.js";
 
 const workspace = mkdtempSync(join(tmpdir(), "harness-cis-"));

@@ -1,5 +1,5 @@
 /**
- * Writes harness's seccomp profile (src/sandbox/docker/seccomp-profile.ts) to docker/sandbox-seccomp.json,
+ * Writes harness's seccomp profile (src/sandbox/docker/container/seccomp-profile.ts) to docker/sandbox-seccomp.json,
  * for docker-compose.yml's `sandbox` service: compose reads a profile from a file, harness passes
  * the same JSON through the Engine API. test/unit/compose/compose-file.test.ts fails when the file
  * is stale; then run:
@@ -9,7 +9,7 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { buildSandboxSeccompProfile } from "../src/sandbox/docker/seccomp-profile.js";
+import { buildSandboxSeccompProfile } from "../src/sandbox/docker/container/seccomp-profile.js";
 
 const target = fileURLToPath(new URL("../docker/sandbox-seccomp.json", import.meta.url));
 writeFileSync(target, `${JSON.stringify(buildSandboxSeccompProfile(), null, 2)}\n`);

@@ -6,10 +6,10 @@
 import { type AllowPreset, allowPresetHosts, PRESET_NAMES, parseAllowPreset } from "./allow-presets.js";
 import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
-import { parseSandboxUser } from "./sandbox/docker/sandbox-user.js";
 import { parseAllowEntry } from "./sandbox/egress/allowlist.js";
-import { normalizeProtectPath } from "./sandbox/host/protected-paths.js";
+import { normalizeProtectPath } from "./sandbox/host/git/protected-paths.js";
 import { type EgressRequest, SANDBOX_DEFAULTS, type SandboxRequest } from "./sandbox/sandbox-request.js";
+import { parseSandboxUser } from "./sandbox/sandbox-user.js";
 
 /** Flags as commander parses them; every one optional. */
 export interface CliFlags {

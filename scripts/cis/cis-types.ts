@@ -44,7 +44,7 @@ export const na = (detail: string): Verdict => ["N/A", detail];
 export const deviation = (detail: string): Verdict => ["DEVIATION", detail];
 
 /**
- * The capabilities harness's machinery keeps (src/sandbox/docker/container-spec.ts MACHINERY_CAPS):
+ * The capabilities harness's machinery keeps (src/sandbox/docker/container/container-spec.ts MACHINERY_CAPS):
  * enough to drop to the workspace owner, nothing more. Named here again because a check must not
  * take its standard from the code it checks.
  */

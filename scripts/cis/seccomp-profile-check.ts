@@ -1,11 +1,13 @@
 /**
  * CIS 5.21 with a custom seccomp profile: harness passes Docker's default profile plus restrictions
- * (src/sandbox/docker/seccomp-profile.ts), which the benchmark's literal test ("seccomp=unconfined" absent)
+ * (src/sandbox/docker/container/seccomp-profile.ts), which the benchmark's literal test ("seccomp=unconfined" absent)
  * cannot tell from a looser one. Here a profile counts as "the default, not disabled" when it still
  * refuses by default and allows no syscall that Docker's default profile never allows.
  */
-import dockerDefault from "../../src/sandbox/docker/docker-default-seccomp.json" with { type: "json" };
-import type { SeccompProfile } from "../../src/sandbox/docker/seccomp-profile.js";
+import dockerDefault from "../../src/sandbox/docker/container/docker-default-seccomp.json" with {
+  type: "json",
+};
+import type { SeccompProfile } from "../../src/sandbox/docker/container/seccomp-profile.js";
 
 const ALLOWING = new Set(["SCMP_ACT_ALLOW", "SCMP_ACT_LOG", "SCMP_ACT_TRACE", "SCMP_ACT_NOTIFY"]);
 

@@ -4,6 +4,7 @@
  * Ctrl-C or SIGTERM stops starting tasks and ends the running ones cleanly; the same command again
  * resumes. Exit codes: BATCH_EXIT (src/batch/batch-summary.ts).
  */
+
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { ZERO_USAGE } from "../agent/usage.js";
@@ -22,8 +23,9 @@ import { ConfigError } from "../errors.js";
 import { markWorkspaceWritable } from "../host-files/host-path.js";
 import type { ModelClient } from "../model/model-client.js";
 import { buildResult } from "../output/result-summary.js";
-import { connectDocker } from "../sandbox/docker/docker-client.js";
-import { ensureSandboxImage } from "../sandbox/docker/image.js";
+import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
+import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
+import { transcriptPathOf } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { Interrupts } from "./interrupts.js";
 import { exitCodeForError } from "./report-error.js";
@@ -118,7 +120,7 @@ export async function batchCommand(
       crashResult,
       runOne: async (task, taskSignal) => {
         const runId = transcriptName(transcriptsDir, task.task.id, names);
-        const transcriptPath = join(transcriptsDir, `${runId}.jsonl`);
+        const transcriptPath = transcriptPathOf(transcriptsDir, runId);
         const model = spend.track(
           withSharedBackoff(await createModel(task), backoff),
           task.agentConfig.pricing,

@@ -2,9 +2,12 @@
 import { realpath } from "node:fs/promises";
 import { type CliFlags, loadSandboxConfig } from "../config.js";
 import { ConfigError } from "../errors.js";
-import { listHarnessContainers, removeHarnessContainers } from "../sandbox/docker/container-registry.js";
-import { connectDocker } from "../sandbox/docker/docker-client.js";
-import { ensureSandboxImage } from "../sandbox/docker/image.js";
+import {
+  listHarnessContainers,
+  removeHarnessContainers,
+} from "../sandbox/docker/container/container-registry.js";
+import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
+import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { reviewCopyChanges } from "./copy-changes.js";
 import { openSandbox } from "./sandbox-from-config.js";

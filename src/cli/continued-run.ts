@@ -10,7 +10,7 @@ import { ConfigError } from "../errors.js";
 import type { MessageParam } from "../model/model-client.js";
 import { isProcessAlive } from "../runs/run-activity.js";
 import { namedRun, newestRunOfWorkspace, type RunToContinue } from "../runs/run-to-continue.js";
-import { managedRunIdOf, pidOfRunId, runsDir } from "../runs/state-paths.js";
+import { managedRunIdOf, pidOfRunId, runsDir } from "../state/run-layout.js";
 import { readConversation } from "../transcript/read-conversation.js";
 
 /** The flags of `harness run` this file reads. */

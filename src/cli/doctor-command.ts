@@ -6,8 +6,8 @@ import { type CliFlags, loadSandboxConfig } from "../config.js";
 import { engineChecks, inspectEngine } from "../sandbox/docker/engine-doctor.js";
 import type { DoctorCheck } from "../sandbox/doctor-check.js";
 import { freeDiskCheck, workspaceCheck } from "../sandbox/host/host-doctor.js";
-import { harnessStateDir } from "../sandbox/host/state-dir.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
+import { harnessStateDir } from "../state/state-dir.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { EXIT } from "./exit-codes.js";
 

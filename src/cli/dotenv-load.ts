@@ -2,13 +2,14 @@
  * Loads `./.env` the way dotenv-policy.ts decides, instead of letting dotenv write every key into
  * `process.env`: a `.env` in a workspace may have been written by the sandbox.
  */
+
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parse } from "dotenv";
+import { isProcessAlive } from "../state/liveness.js";
 import { type DotenvFacts, type Doubt, decideDotenv } from "./dotenv-policy.js";
 import {
   addHash,
-  processAlive,
   readEnvFileRecord,
   readSpans,
   setDotenvRecordsRoot,
@@ -67,7 +68,7 @@ export function doubtOf(path: string, hash: string, ctimeMs: number): Doubt | un
   for (let dir = dirname(path); ; dir = dirname(dir)) {
     for (const span of readSpans(dir)) {
       // An open span of a live harness is a run going on; of a dead one, a run nobody finished.
-      const end = span.end ?? (processAlive(span.pid) ? Date.now() : Number.POSITIVE_INFINITY);
+      const end = span.end ?? (isProcessAlive(span.pid) ? Date.now() : Number.POSITIVE_INFINITY);
       if (ctimeMs >= span.start - SLACK_MS && ctimeMs <= end + SLACK_MS)
         return { kind: "changed-under-sandbox", workspace: dir };
     }

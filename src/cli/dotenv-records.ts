@@ -8,11 +8,12 @@
  * The directory is fixed before `.env` is read, from the real environment, so a `.env` cannot move
  * it (XDG_STATE_HOME) and hide what was recorded.
  */
+
 import { createHash } from "node:crypto";
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import createDebug from "debug";
-import { harnessStateDir } from "../sandbox/host/state-dir.js";
+import { harnessStateDir } from "../state/state-dir.js";
 
 const log = createDebug("harness:dotenv");
 
@@ -135,13 +136,4 @@ export function appendSpan(span: WriteSpan): void {
   const file = spansFile(span.workspace);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   appendFileSync(file, `${JSON.stringify(span)}\n`, { mode: 0o600 });
-}
-
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }

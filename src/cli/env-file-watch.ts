@@ -10,18 +10,13 @@
  *   directory's, when inside the workspace) that changed meanwhile, as sandbox-written.
  * and gives a line for each such `.env`.
  */
+
 import { realpathSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import createDebug from "debug";
+import { isProcessAlive } from "../state/liveness.js";
 import { readEnvFile } from "./dotenv-load.js";
-import {
-  addHash,
-  appendSpan,
-  processAlive,
-  readSpans,
-  updateEnvFileRecord,
-  type WriteSpan,
-} from "./dotenv-records.js";
+import { addHash, appendSpan, readSpans, updateEnvFileRecord, type WriteSpan } from "./dotenv-records.js";
 
 const log = createDebug("harness:dotenv");
 
@@ -95,7 +90,7 @@ function endSpans(own: WriteSpan): void {
   try {
     appendSpan({ ...own, end });
     for (const span of readSpans(own.workspace)) {
-      if (span.end === undefined && span.pid !== own.pid && !processAlive(span.pid))
+      if (span.end === undefined && span.pid !== own.pid && !isProcessAlive(span.pid))
         appendSpan({ ...span, end });
     }
   } catch (error) {

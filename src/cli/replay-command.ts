@@ -10,9 +10,12 @@ import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../config.
 import { formatCall, formatSummary, reportToJson } from "../replay/format-report.js";
 import { readTranscript } from "../replay/read-transcript.js";
 import { type ReplayReport, replayCalls } from "../replay/replay.js";
-import { listHarnessContainers, removeHarnessContainers } from "../sandbox/docker/container-registry.js";
-import { connectDocker } from "../sandbox/docker/docker-client.js";
-import { parseUserIds } from "../sandbox/host/workspace.js";
+import {
+  listHarnessContainers,
+  removeHarnessContainers,
+} from "../sandbox/docker/container/container-registry.js";
+import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
+import { parseUserIds } from "../sandbox/sandbox-user.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { RunStartEgress } from "../transcript/transcript-records.js";
 import { EXIT } from "./exit-codes.js";

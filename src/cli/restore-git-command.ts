@@ -1,5 +1,5 @@
 /** `harness restore-git ID`: puts back the git files a bind-mode run's end moved aside. */
-import { restoreGitAside } from "../sandbox/host/git-aside.js";
+import { restoreGitAside } from "../sandbox/host/git/git-aside.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { EXIT } from "./exit-codes.js";
 

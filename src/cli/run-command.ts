@@ -2,7 +2,7 @@
  * `harness run --workspace DIR "task"`, and the prompt loop when no task is given; with `--continue` or
  * `--resume ID`, the same on top of a past run's conversation, appended to its transcript.
  */
-import { join } from "node:path";
+
 import { createInterface } from "node:readline";
 import { combineEvents } from "../agent/events.js";
 import { type AgentRunResult, runAgent } from "../agent/loop.js";
@@ -13,7 +13,7 @@ import type { MessageParam } from "../model/model-client.js";
 import { createRunOutput } from "../output/run-output.js";
 import { pruneAfterRun } from "../runs/retention.js";
 import { keepRunActive } from "../runs/run-heartbeat.js";
-import { runsDir } from "../runs/state-paths.js";
+import { newRunId, outputsDirOf, runsDir, transcriptPathOf } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { OutputStore } from "../tools/output-store.js";
 import { createTranscript } from "../transcript/transcript.js";
@@ -22,7 +22,7 @@ import { reviewCopyChanges } from "./copy-changes.js";
 import { EXIT, exitCodeFor } from "./exit-codes.js";
 import type { Interrupts } from "./interrupts.js";
 import { exitCodeForError } from "./report-error.js";
-import { agentLimits, outputsDirOf, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
+import { agentLimits, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
 /**
@@ -30,7 +30,7 @@ import { openSandbox } from "./sandbox-from-config.js";
  * workspace, including a symlink where harness would write its transcript.
  */
 function defaultTranscriptPath(runId: string): string {
-  return join(runsDir(), `${runId}.jsonl`);
+  return transcriptPathOf(runsDir(), runId);
 }
 
 export async function runCommand(
@@ -51,7 +51,7 @@ export async function runCommand(
   if (format !== "text" && task.trim() === "") {
     throw new ConfigError(`--output-format ${format} needs a task: the interactive prompt is text only`);
   }
-  const runId = continued?.id ?? `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
+  const runId = continued?.id ?? newRunId();
   const transcriptPath = continued?.transcriptPath ?? flags.transcript ?? defaultTranscriptPath(runId);
   // From now until this process ends, other harness processes see the continued run as running.
   using _active = continued === undefined ? undefined : keepRunActive(continued.transcriptPath);

@@ -61,8 +61,3 @@ export function agentLimits(config: AgentConfig): AgentLimits {
 export function runStartEgress({ allowHosts, allowPrivate, limitBytes }: EgressConfig): RunStartEgress {
   return { allowHosts: [...allowHosts], allowPrivate, limitBytes };
 }
-
-/** Where a transcript's cut outputs are saved: beside it, outside the workspace. */
-export function outputsDirOf(transcriptPath: string): string {
-  return `${transcriptPath.replace(/\.jsonl$/, "")}.outputs`;
-}

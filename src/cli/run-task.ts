@@ -4,6 +4,7 @@
  * signal handlers, no exit code; the caller gives the model client, the signal and where lines go.
  * `harness batch` runs many of these at once; every failure (Docker, API, a bug) becomes the result.
  */
+
 import type { AgentRunResult } from "../agent/agent-types.js";
 import { combineEvents } from "../agent/events.js";
 import { runAgent } from "../agent/loop.js";
@@ -16,11 +17,12 @@ import { timeModelCalls } from "../output/api-time.js";
 import { EgressTally } from "../output/egress-tally.js";
 import { buildResult, type ResultMessage } from "../output/result-summary.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
+import { outputsDirOf } from "../state/run-layout.js";
 import { OutputStore } from "../tools/output-store.js";
 import { createTranscript } from "../transcript/transcript.js";
 import { exitCodeFor } from "./exit-codes.js";
 import { exitCodeForError } from "./report-error.js";
-import { agentLimits, outputsDirOf, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
+import { agentLimits, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
 
 /** Everything one task needs; the caller decides every path and owns every shared object. */
 export interface TaskRunInput {

@@ -7,7 +7,7 @@ import { findRun, listRuns } from "../runs/run-catalog.js";
 import { describeFsError, type RunFiles, scanRunsDir } from "../runs/run-files.js";
 import { formatRun } from "../runs/run-show.js";
 import { formatBytes, formatRunTable, runToJson } from "../runs/run-table.js";
-import { runsDir } from "../runs/state-paths.js";
+import { runsDir } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { EXIT } from "./exit-codes.js";
 

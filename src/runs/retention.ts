@@ -12,11 +12,11 @@ import { rmSync } from "node:fs";
 import createDebug from "debug";
 import { parseByteSize } from "../config.js";
 import { ConfigError } from "../errors.js";
+import { isHarnessRunId, managedRunIdOf, runsDir } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { RETENTION_DEFAULTS, RETENTION_ENV } from "./retention-defaults.js";
 import { isRunActive } from "./run-activity.js";
 import { describeFsError, type RunFiles, scanRunsDir } from "./run-files.js";
-import { isHarnessRunId, managedRunIdOf, runsDir } from "./state-paths.js";
 
 const debug = createDebug("harness:runs");
 

@@ -6,26 +6,13 @@
  * A pid can be reused by an unrelated process; that only keeps one old run a while longer, which is
  * the safe side.
  */
-import { existsSync } from "node:fs";
-import { pidOfRunId } from "./state-paths.js";
+import { isProcessAlive } from "../state/liveness.js";
+import { pidOfRunId } from "../state/run-layout.js";
+
+export { isProcessAlive };
 
 /** Files changed within this many ms count as in use. */
 export const RECENT_WRITE_MS = 60_000;
-
-const HAS_PROC = process.platform === "linux" && existsSync("/proc/self");
-
-/** True when a process with this pid exists (EPERM: it exists, owned by someone else). */
-export function isProcessAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  // Listing thousands of runs: kill(pid, 0) throws an Error for every dead pid, a /proc look does not.
-  if (HAS_PROC) return existsSync(`/proc/${pid}`);
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 export interface ActivityOptions {
   /** Now, ms since the epoch. */

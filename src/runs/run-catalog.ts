@@ -7,10 +7,10 @@ import type { ExitStatus } from "../agent/exit-status.js";
 import { ConfigError } from "../errors.js";
 import type { TokenUsage } from "../model/model-client.js";
 import { costUsd, resolvePricing } from "../model/pricing.js";
+import { startOfRunId } from "../state/run-layout.js";
 import { type ActivityOptions, isRecentlyWritten, isRunActive } from "./run-activity.js";
 import { type RunFiles, scanRunsDir } from "./run-files.js";
 import { summarizeTranscript } from "./run-summary.js";
-import { startOfRunId } from "./state-paths.js";
 import { SummaryIndex } from "./summary-index.js";
 
 /**

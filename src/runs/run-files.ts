@@ -5,7 +5,7 @@
  */
 import { type Dirent, lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { OUTPUTS_SUFFIX, TRANSCRIPT_SUFFIX } from "./state-paths.js";
+import { OUTPUTS_SUFFIX, TRANSCRIPT_SUFFIX } from "../state/run-layout.js";
 
 /** One run's files on disk. */
 export interface RunFiles {

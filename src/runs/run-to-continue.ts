@@ -5,9 +5,9 @@
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import { ConfigError } from "../errors.js";
+import { managedRunIdOf, TRANSCRIPT_SUFFIX } from "../state/run-layout.js";
 import { findRun, listRuns } from "./run-catalog.js";
 import { scanRunsDir } from "./run-files.js";
-import { managedRunIdOf, TRANSCRIPT_SUFFIX } from "./state-paths.js";
 
 /** A run found to continue. */
 export interface RunToContinue {

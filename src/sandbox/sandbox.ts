@@ -3,8 +3,8 @@
  * CLI hold. Only `src/sandbox/` knows it is Docker (`docker/`), how a workspace is copied (`copy/`)
  * and how the host is written safely (`host/`).
  */
-import type { ApplyResult } from "./copy/apply-copy-changes.js";
-import type { WorkspaceChanges } from "./copy/export-copy-changes.js";
+import type { ApplyResult } from "./docker/isolation/apply-copy-changes.js";
+import type { WorkspaceChanges } from "./docker/isolation/export-copy-changes.js";
 
 export type { ApplyResult, WorkspaceChanges };
 

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LABEL_WORKSPACE } from "../../src/sandbox/docker/labels.js";
+import { LABEL_WORKSPACE } from "../../src/sandbox/docker/container/labels.js";
 import { skipDocker } from "../support/docker-available.js";
 import { E2E_KEY, E2E_MODEL } from "../support/fake-api-fixture.js";
 import { type FakeMessagesApi, startFakeMessagesApi, textReply } from "../support/fake-messages-api.js";

@@ -2,8 +2,8 @@ import { chmodSync, chownSync, existsSync, readFileSync, rmSync, statSync, write
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { listHarnessContainers } from "../../src/sandbox/docker/container-registry.js";
-import { connectDocker } from "../../src/sandbox/docker/docker-client.js";
+import { listHarnessContainers } from "../../src/sandbox/docker/container/container-registry.js";
+import { connectDocker } from "../../src/sandbox/docker/engine/docker-client.js";
 import { skipDocker } from "../support/docker-available.js";
 import { runCli } from "../support/run-cli.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../support/workspace.js";

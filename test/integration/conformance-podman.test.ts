@@ -2,9 +2,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import {
   listHarnessContainers,
   removeHarnessContainers,
-} from "../../src/sandbox/docker/container-registry.js";
+} from "../../src/sandbox/docker/container/container-registry.js";
 import { DockerSandbox, type DockerSandboxOptions } from "../../src/sandbox/docker/docker-sandbox.js";
-import { detectEngineKind } from "../../src/sandbox/docker/engine-kind.js";
+import { detectEngineKind } from "../../src/sandbox/docker/engine/engine-kind.js";
 import { conformanceSuite } from "../support/conformance.js";
 import { podman, podmanSandboxImage, skipPodman } from "../support/podman-available.js";
 import { makeWorkspace } from "../support/workspace.js";

@@ -1,7 +1,7 @@
 import Docker from "dockerode";
 import { describe } from "vitest";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
-import { runtimeProblem } from "../../src/sandbox/docker/runtime-check.js";
+import { runtimeProblem } from "../../src/sandbox/docker/engine/runtime-check.js";
 import { conformanceSuite } from "../support/conformance.js";
 import { dockerRequired, hasDocker } from "../support/docker-available.js";
 

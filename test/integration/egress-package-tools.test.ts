@@ -6,9 +6,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { connectDocker } from "../../src/sandbox/docker/docker-client.js";
+import { ensureSandboxImage } from "../../src/sandbox/docker/container/image.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
-import { ensureSandboxImage } from "../../src/sandbox/docker/image.js";
+import { connectDocker } from "../../src/sandbox/docker/engine/docker-client.js";
 import type { EgressRecord, ExecResult } from "../../src/sandbox/sandbox.js";
 import { skipDocker } from "../support/docker-available.js";
 import { GIT_FIXTURE_README, type GitHttpStub, startGitHttpStub } from "../support/egress/git-http-stub.js";

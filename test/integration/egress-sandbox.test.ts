@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, SandboxError } from "../../src/errors.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import type { DockerSandboxOptions } from "../../src/sandbox/docker/docker-sandbox-options.js";
-import { egressSocketDir } from "../../src/sandbox/host/state-dir.js";
+import { egressSocketDir } from "../../src/state/state-dir.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace } from "../support/workspace.js";
 import { removesContainerOf } from "../support/workspace-container.js";

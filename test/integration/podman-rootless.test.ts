@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
+import { LABEL_WORKSPACE } from "../../src/sandbox/docker/container/labels.js";
+import { podmanSeccompProfilePath } from "../../src/sandbox/docker/container/podman-seccomp.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import {
   engineSettings,
   podmanHostInfo,
   ROOTLESS_LIMITS_FIX,
   rootlessLimitsProblem,
-} from "../../src/sandbox/docker/engine-kind.js";
-import { LABEL_WORKSPACE } from "../../src/sandbox/docker/labels.js";
+} from "../../src/sandbox/docker/engine/engine-kind.js";
 import {
   BASE_IMAGE,
   PODMAN_ROOTLESS_SOCKET,
@@ -31,7 +32,7 @@ describe.skipIf(skipPodmanRootless)("Podman rootless", { timeout: 120_000 }, () 
     const problem = rootlessLimitsProblem(info);
     if (problem === undefined) {
       // cgroup v2 with memory, pids and cpu delegated: nothing to refuse.
-      expect((await engineSettings(engine)).kind).toBe("podman");
+      expect((await engineSettings(engine, podmanSeccompProfilePath)).kind).toBe("podman");
       return;
     }
     const line = `${problem}: ${ROOTLESS_LIMITS_FIX}`;

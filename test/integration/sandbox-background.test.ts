@@ -6,9 +6,9 @@
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
-import { runDockerExec } from "../../src/sandbox/docker/exec/docker-exec.js";
 import { runSimpleExec } from "../../src/sandbox/docker/exec/exec-helper.js";
 import { MARKER_LEAD, WRAPPER_SCRIPT } from "../../src/sandbox/docker/exec/exec-scripts.js";
+import { runDockerExec } from "../../src/sandbox/docker/per-call/docker-exec.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace } from "../support/workspace.js";
 import { loopbackLookup, privateStateHome } from "./egress-fixture.js";

@@ -4,9 +4,13 @@ import { chownSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, w
 import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { LABEL_ISOLATION } from "../../src/sandbox/copy/copy-container-labels.js";
+import {
+  LABEL_OWNER_HOST,
+  LABEL_OWNER_PID,
+  LABEL_WORKSPACE,
+} from "../../src/sandbox/docker/container/labels.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
-import { LABEL_OWNER_HOST, LABEL_OWNER_PID, LABEL_WORKSPACE } from "../../src/sandbox/docker/labels.js";
+import { LABEL_ISOLATION } from "../../src/sandbox/docker/isolation/copy-container-labels.js";
 import { copyOf } from "../support/copied.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../support/workspace.js";

@@ -5,7 +5,7 @@
  */
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { HEALTHCHECK } from "../../src/sandbox/docker/container-spec.js";
+import { HEALTHCHECK } from "../../src/sandbox/docker/container/container-spec.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import { runSimpleExec } from "../../src/sandbox/docker/exec/exec-helper.js";
 import { skipDocker } from "../support/docker-available.js";

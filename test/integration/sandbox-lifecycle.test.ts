@@ -3,10 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { connectDocker } from "../../src/sandbox/docker/docker-client.js";
+import {
+  contextHash,
+  ensureSandboxImage,
+  sandboxContextDir,
+} from "../../src/sandbox/docker/container/image.js";
+import { LABEL_WORKSPACE } from "../../src/sandbox/docker/container/labels.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
-import { contextHash, ensureSandboxImage, sandboxContextDir } from "../../src/sandbox/docker/image.js";
-import { LABEL_WORKSPACE } from "../../src/sandbox/docker/labels.js";
+import { connectDocker } from "../../src/sandbox/docker/engine/docker-client.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace } from "../support/workspace.js";
 

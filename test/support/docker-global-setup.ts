@@ -10,9 +10,9 @@ import { fileURLToPath } from "node:url";
 import {
   listHarnessContainers,
   removeHarnessContainers,
-} from "../../src/sandbox/docker/container-registry.js";
-import { connectDocker } from "../../src/sandbox/docker/docker-client.js";
-import { ensureSandboxImage } from "../../src/sandbox/docker/image.js";
+} from "../../src/sandbox/docker/container/container-registry.js";
+import { ensureSandboxImage } from "../../src/sandbox/docker/container/image.js";
+import { connectDocker } from "../../src/sandbox/docker/engine/docker-client.js";
 import { dockerAvailable, dockerRequired } from "./docker-available.js";
 import { ensureNetToolsImage } from "./egress/net-tools-image.js";
 

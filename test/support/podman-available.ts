@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import Docker from "dockerode";
-import { ensureSandboxImage } from "../../src/sandbox/docker/image.js";
+import { ensureSandboxImage } from "../../src/sandbox/docker/container/image.js";
 import { dockerRequired } from "./docker-available.js";
 
 /**

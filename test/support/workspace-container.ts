@@ -1,7 +1,7 @@
 /** Finds the sandbox container a CLI run made for a workspace (by its label), to inspect or remove it. */
 import { realpathSync } from "node:fs";
 import Docker from "dockerode";
-import { LABEL_WORKSPACE } from "../../src/sandbox/docker/labels.js";
+import { LABEL_WORKSPACE } from "../../src/sandbox/docker/container/labels.js";
 
 /** Ids of the containers labelled with `workspace` (its real path, as harness labels it). */
 export async function workspaceContainers(workspace: string): Promise<string[]> {

@@ -6,7 +6,7 @@ import {
   DEFAULT_PROTECTED_PATHS,
   normalizeProtectPath,
   type ProtectOptions,
-} from "../host/protected-paths.js";
+} from "../host/git/protected-paths.js";
 import type { ScannedEntry, WorkspaceScan } from "./workspace-scan.js";
 
 /**

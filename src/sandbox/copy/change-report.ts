@@ -5,7 +5,7 @@
  */
 
 import { unifiedDiff } from "../../text/text-diff.js";
-import { type BeneathRoot, withBeneath } from "../host/beneath.js";
+import { type BeneathRoot, withBeneath } from "../host/paths/beneath.js";
 import { type Change, type ChangeCounts, displayPath, formatChange } from "./tree-diff.js";
 import { openRegularFile } from "./workspace-scan.js";
 

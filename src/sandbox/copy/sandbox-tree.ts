@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { extract as tarExtract } from "tar-stream";
 import { SandboxError } from "../../errors.js";
-import { safeComponents } from "../host/strict-paths.js";
+import { safeComponents } from "../host/paths/strict-paths.js";
 import type { Tree, TreeEntry } from "./tree-diff.js";
 
 export interface ReadTreeOptions {

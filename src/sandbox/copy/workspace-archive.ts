@@ -9,7 +9,7 @@ import { Readable } from "node:stream";
 import { pack } from "tar-stream";
 import { ConfigError, SandboxError } from "../../errors.js";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
-import { withBeneath } from "../host/beneath.js";
+import { withBeneath } from "../host/paths/beneath.js";
 import { type IgnoreMatcher, loadIgnoreMatcher } from "./ignore-rules.js";
 import { openRegularFile, scanWorkspace, type WorkspaceScan } from "./workspace-scan.js";
 

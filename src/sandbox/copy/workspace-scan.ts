@@ -11,8 +11,8 @@
 import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { type FileHandle, lstat, open, readlink } from "node:fs/promises";
-import { type BeneathDir, type BeneathRoot, withBeneath } from "../host/beneath.js";
-import { hasRawBytes, nameFromBytes, readdirLossless } from "../host/byte-names.js";
+import { type BeneathDir, type BeneathRoot, withBeneath } from "../host/paths/beneath.js";
+import { hasRawBytes, nameFromBytes, readdirLossless } from "../host/paths/byte-names.js";
 import type { IgnoreMatcher } from "./ignore-rules.js";
 import type { Tree, TreeEntry } from "./tree-diff.js";
 

@@ -2,7 +2,7 @@
 import type Docker from "dockerode";
 import { ConfigError } from "../../errors.js";
 import { SANDBOX_DEFAULTS, type SandboxRequest } from "../sandbox-request.js";
-import type { SandboxSettings } from "./container-spec.js";
+import type { SandboxSettings } from "./container/container-spec.js";
 
 /** The request (flags and env, via config.ts), plus what only the backend and its tests set. */
 export interface DockerSandboxOptions extends SandboxRequest {

@@ -6,8 +6,7 @@
 import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.js";
-import { CopyIsolation } from "../copy/copy-isolation.js";
-import { type ContainerLease, takeLease } from "../host/container-leases.js";
+import { type ContainerLease, takeLease } from "../../state/container-leases.js";
 import { resolveWorkspace } from "../host/workspace.js";
 import type {
   CopiedWorkspace,
@@ -18,31 +17,33 @@ import type {
   SandboxDescription,
 } from "../sandbox.js";
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
-import { BindIsolation } from "./bind-isolation.js";
-import { type AcquireResult, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
+import { resolveSandboxUser } from "../sandbox-user.js";
+import { type AcquireResult, reviveContainer, waitUntilReady } from "./container/container-lifecycle.js";
 import {
   containerCreateOptions,
   MACHINERY_USER,
   rootMachinery,
   type SandboxSettings,
-} from "./container-spec.js";
-import { connectEngine, type DockerEngine } from "./docker-client.js";
+} from "./container/container-spec.js";
+import { ensureSandboxImage } from "./container/image.js";
+import { podmanSeccompProfilePath } from "./container/podman-seccomp.js";
+import { removeContainer } from "./container/remove-container.js";
 import { checkEgressNetwork, type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
-import { RelayStartError } from "./egress-relay.js";
-import { EgressSession } from "./egress-session.js";
-import { engineSettings } from "./engine-kind.js";
-import { type ExecOutcome, type ExecRequest, runDockerExec } from "./exec/docker-exec.js";
+import { RelayStartError } from "./egress/egress-relay.js";
+import { EgressSession } from "./egress/egress-session.js";
+import { connectEngine, type DockerEngine } from "./engine/docker-client.js";
+import { engineSettings } from "./engine/engine-kind.js";
+import { isolationForEngine } from "./engine/remote-engine.js";
+import { checkRuntime } from "./engine/runtime-check.js";
 import { runSimpleExec } from "./exec/exec-helper.js";
 import { neverStarted, toExecResult } from "./exec/exec-outcome.js";
 import { HEALTH_SCRIPT } from "./exec/exec-scripts.js";
 import { ExecutorSlot } from "./executor/executor-slot.js";
-import { ensureSandboxImage } from "./image.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
-import type { Isolation, LabelledCreateOptions } from "./isolation.js";
-import { isolationForEngine } from "./remote-engine.js";
-import { removeContainer } from "./remove-container.js";
-import { checkRuntime } from "./runtime-check.js";
-import { resolveSandboxUser } from "./sandbox-user.js";
+import { BindIsolation } from "./isolation/bind-isolation.js";
+import { CopyIsolation } from "./isolation/copy-isolation.js";
+import type { Isolation, LabelledCreateOptions } from "./isolation/isolation.js";
+import { type ExecOutcome, type ExecRequest, runDockerExec } from "./per-call/docker-exec.js";
 
 const log = createDebug("harness:docker");
 
@@ -136,7 +137,7 @@ export class DockerSandbox implements Sandbox {
       await checkRuntime(docker, options.runtime, options.network ?? SANDBOX_DEFAULTS.network);
     // Before anything is built or created: an engine harness refuses (a rootless Podman that cannot
     // apply the limits) is refused first.
-    const engineKind = await engineSettings(docker);
+    const engineKind = await engineSettings(docker, podmanSeccompProfilePath);
     const workdir = options.workdir ?? SANDBOX_DEFAULTS.workdir;
     const isolation: Isolation =
       isolationKind === "copy"

@@ -9,7 +9,8 @@ import { finished } from "node:stream/promises";
 import type Docker from "dockerode";
 import { HarnessError } from "../../errors.js";
 import type { DoctorCheck } from "../doctor-check.js";
-import { connectEngine } from "./docker-client.js";
+import { contextHash, IMAGE_REPOSITORY, sandboxContextDir } from "./container/image.js";
+import { connectEngine } from "./engine/docker-client.js";
 import {
   type EngineVersionInfo,
   engineKindOf,
@@ -17,9 +18,8 @@ import {
   podmanHostInfo,
   ROOTLESS_LIMITS_FIX,
   rootlessLimitsProblem,
-} from "./engine-kind.js";
-import { contextHash, IMAGE_REPOSITORY, sandboxContextDir } from "./image.js";
-import { type EngineRuntime, isRunsc, runscDaemonJson, runtimeProblem } from "./runtime-check.js";
+} from "./engine/engine-kind.js";
+import { type EngineRuntime, isRunsc, runscDaemonJson, runtimeProblem } from "./engine/runtime-check.js";
 
 /** The parts of `docker info` the checks read (Docker and Podman's compat API both fill them). */
 export interface EngineInfo {

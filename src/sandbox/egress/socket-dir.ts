@@ -4,11 +4,13 @@
  * to one, could hand the sandbox a socket that is not harness's. Sockets of harness processes that
  * died are removed, never connected to.
  */
+
 import { randomBytes } from "node:crypto";
 import { lchown, lstat, mkdir, readdir, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { SandboxError } from "../../errors.js";
 import { openHostDir } from "../../host-files/host-path.js";
+import { isProcessAlive } from "../../state/liveness.js";
 
 /** `${pid}-${random}.sock`: several harness processes can share the directory. */
 const SOCKET_NAME = /^([0-9]+)-[0-9a-f]+\.sock$/;
@@ -76,17 +78,7 @@ export function newSocketPath(dir: string): { name: string; path: string } {
 async function removeStaleSockets(dir: string): Promise<void> {
   for (const name of await readdir(dir)) {
     const pid = Number(SOCKET_NAME.exec(name)?.[1] ?? Number.NaN);
-    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) continue;
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isProcessAlive(pid)) continue;
     await unlink(join(dir, name)).catch(() => {});
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code !== "ESRCH";
   }
 }

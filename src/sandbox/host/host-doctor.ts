@@ -1,8 +1,8 @@
 /** `harness doctor`'s checks of the host side: the workspace and free disk, as data. */
 import { statfs } from "node:fs/promises";
 import { HarnessError } from "../../errors.js";
-import { resolveSandboxUser } from "../docker/sandbox-user.js";
 import { type DoctorCheck, diskCheck } from "../doctor-check.js";
+import { resolveSandboxUser } from "../sandbox-user.js";
 import { resolveWorkspace } from "./workspace.js";
 
 /** The workspace exists, is a readable directory, and gives a sandbox user that is not root. */

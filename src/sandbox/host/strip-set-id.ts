@@ -13,7 +13,7 @@ import { constants, type Dirent, lstatSync, readdirSync, type Stats } from "node
 import { open, readlink, realpath } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
-import { fsPath, nameFromBytes } from "./byte-names.js";
+import { fsPath, nameFromBytes } from "./paths/byte-names.js";
 
 // Not in Node's fs.constants; the same on every Linux and BSD.
 const S_ISUID = 0o4000;

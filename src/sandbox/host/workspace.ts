@@ -30,9 +30,3 @@ export async function resolveWorkspace(given: string): Promise<ResolvedWorkspace
   }
   return { path, owner: `${info.uid}:${info.gid}` };
 }
-
-/** "uid:gid" (as `ResolvedWorkspace.owner` and the --user flag give it) as numbers; gid defaults to uid. */
-export function parseUserIds(user: string): { uid: number; gid: number } {
-  const [uid = Number.NaN, gid = uid] = user.split(":").map(Number);
-  return { uid, gid };
-}

@@ -7,7 +7,7 @@
 import { chownSync, readFileSync } from "node:fs";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { listHarnessContainers } from "../../../src/sandbox/docker/container-registry.js";
+import { listHarnessContainers } from "../../../src/sandbox/docker/container/container-registry.js";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace, TEST_UID } from "../../support/workspace.js";

@@ -10,7 +10,10 @@ import type Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { parseMemory } from "../../../src/config.js";
-import { containerCreateOptions, type SandboxSettings } from "../../../src/sandbox/docker/container-spec.js";
+import {
+  containerCreateOptions,
+  type SandboxSettings,
+} from "../../../src/sandbox/docker/container/container-spec.js";
 import { SANDBOX_DEFAULTS } from "../../../src/sandbox/sandbox-request.js";
 
 const root = (path: string) => fileURLToPath(new URL(`../../../${path}`, import.meta.url));

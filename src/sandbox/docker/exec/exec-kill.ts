@@ -7,10 +7,10 @@
  */
 import createDebug from "debug";
 import type Docker from "dockerode";
-import type { CompletionReason } from "./exec-completion.js";
+import type { CompletionReason } from "../per-call/exec-completion.js";
+import type { StartLineReader, WrapperStart } from "../per-call/start-line.js";
 import { runSimpleExec } from "./exec-helper.js";
 import { KILL_SCRIPT } from "./exec-scripts.js";
-import type { StartLineReader, WrapperStart } from "./start-line.js";
 
 const log = createDebug("harness:exec");
 

@@ -1,7 +1,7 @@
 /** From what an exec did (`ExecOutcome`) to what the caller gets (`ExecResult`). */
 
 import type { ExecResult } from "../../sandbox.js";
-import type { ExecOutcome } from "./docker-exec.js";
+import type { ExecOutcome } from "../per-call/docker-exec.js";
 
 export interface ResultContext {
   /** The timeout the command ran with. */

@@ -14,11 +14,11 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { applyCopyChanges } from "../../../../src/sandbox/copy/apply-copy-changes.js";
 import { protectedPathRefusal } from "../../../../src/sandbox/copy/apply-policy.js";
-import { exportCopyChanges } from "../../../../src/sandbox/copy/export-copy-changes.js";
 import { planWorkspaceCopy } from "../../../../src/sandbox/copy/workspace-archive.js";
-import type { ProtectOptions } from "../../../../src/sandbox/host/protected-paths.js";
+import { applyCopyChanges } from "../../../../src/sandbox/docker/isolation/apply-copy-changes.js";
+import { exportCopyChanges } from "../../../../src/sandbox/docker/isolation/export-copy-changes.js";
+import type { ProtectOptions } from "../../../../src/sandbox/host/git/protected-paths.js";
 
 let base: string;
 let ws: string;

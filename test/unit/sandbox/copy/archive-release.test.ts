@@ -6,7 +6,7 @@ import { pack } from "tar-stream";
 import { describe, expect, it } from "vitest";
 import { SandboxError } from "../../../../src/errors.js";
 import { readSandboxTree } from "../../../../src/sandbox/copy/sandbox-tree.js";
-import { strictExtract } from "../../../../src/sandbox/host/strict-extract.js";
+import { strictExtract } from "../../../../src/sandbox/host/extract/strict-extract.js";
 
 /**
  * An archive stream like the engine's: a 1 GiB file whose bytes keep coming as long as they are

@@ -32,8 +32,8 @@ import {
   type WorkspaceCopyPlan,
 } from "../../../../src/sandbox/copy/workspace-archive.js";
 import { hostTree, scanWorkspace } from "../../../../src/sandbox/copy/workspace-scan.js";
-import { strictExtract } from "../../../../src/sandbox/host/strict-extract.js";
-import { strictDelete } from "../../../../src/sandbox/host/strict-paths.js";
+import { strictExtract } from "../../../../src/sandbox/host/extract/strict-extract.js";
+import { strictDelete } from "../../../../src/sandbox/host/paths/strict-paths.js";
 import { type FixtureEntry, tarOf } from "../tar-fixture.js";
 import { startSwapRacer } from "./path-swap-racer.js";
 

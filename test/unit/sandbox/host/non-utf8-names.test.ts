@@ -25,13 +25,18 @@ import { ConfigError } from "../../../../src/errors.js";
 import { readSandboxTree } from "../../../../src/sandbox/copy/sandbox-tree.js";
 import { planWorkspaceCopy } from "../../../../src/sandbox/copy/workspace-archive.js";
 import { scanWorkspace } from "../../../../src/sandbox/copy/workspace-scan.js";
-import { bytesOfName, fsPath, hasRawBytes, nameFromBytes } from "../../../../src/sandbox/host/byte-names.js";
 import {
   describeGitAside,
   moveGitSurfaceAside,
   restoreGitAside,
-} from "../../../../src/sandbox/host/git-aside.js";
-import { gitSurfaceChanges, scanGitSurface } from "../../../../src/sandbox/host/git-surface.js";
+} from "../../../../src/sandbox/host/git/git-aside.js";
+import { gitSurfaceChanges, scanGitSurface } from "../../../../src/sandbox/host/git/git-surface.js";
+import {
+  bytesOfName,
+  fsPath,
+  hasRawBytes,
+  nameFromBytes,
+} from "../../../../src/sandbox/host/paths/byte-names.js";
 import { describeSetIdFiles, stripSetIdBits } from "../../../../src/sandbox/host/strip-set-id.js";
 import { sanitizeForTerminal } from "../../../../src/terminal/sanitize.js";
 

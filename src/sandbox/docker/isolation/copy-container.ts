@@ -1,0 +1,47 @@
+import { randomBytes } from "node:crypto";
+import type { Readable } from "node:stream";
+import type Docker from "dockerode";
+import { HarnessError } from "../../../errors.js";
+import { packWorkspace, type WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
+import { parseUserIds } from "../../sandbox-user.js";
+import { containerName } from "../container/container-lifecycle.js";
+import { removeContainer } from "../container/remove-container.js";
+import { sandboxError } from "../exec/docker-errors.js";
+import { removeOrphanedCopies } from "./orphaned-copies.js";
+
+/**
+ * Creates a throwaway container, puts the workspace into its volume, then starts it. Copy-mode
+ * containers left behind by harness processes that are gone are removed first.
+ */
+export async function createCopyContainer(
+  docker: Docker,
+  create: Docker.ContainerCreateOptions,
+  plan: WorkspaceCopyPlan,
+  user: string,
+  workdir: string,
+): Promise<Docker.Container> {
+  await removeOrphanedCopies(docker);
+  const name = `${containerName(plan.root)}-copy-${randomBytes(4).toString("hex")}`;
+  const container = await docker.createContainer({ ...create, name }).catch((error: unknown) => {
+    throw sandboxError("creating the copy-mode container failed", error);
+  });
+  try {
+    const packed = packWorkspace(plan, parseUserIds(user));
+    await Promise.all([packed.done, container.putArchive(packed.stream, { path: workdir })]);
+    await container.start();
+  } catch (error) {
+    // Best effort: the error that made the copy fail is the one to report.
+    await removeContainer(container).catch(() => {});
+    if (error instanceof HarnessError) throw error;
+    throw sandboxError("copying the workspace into the sandbox failed", error, container.id);
+  }
+  return container;
+}
+
+export async function archiveOf(container: Docker.Container, workdir: string): Promise<Readable> {
+  try {
+    return (await container.getArchive({ path: workdir })) as unknown as Readable;
+  } catch (error) {
+    throw sandboxError("reading the sandbox's workspace failed", error, container.id);
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Copy isolation: the workspace is never mounted. A fresh container gets a copy of it in an
+ * anonymous volume at the workdir (the archive API cannot reach a tmpfs, and the root filesystem is
+ * read-only); at the end its changes are read back, compared with the host, shown, and written to
+ * the host only on request, through the strict extractor (host/strict-extract.ts). While the host
+ * reads or writes the workspace, no bind-mode sandbox of it runs (docker/workspace-quiesce.ts).
+ */
+import { randomUUID } from "node:crypto";
+import type Docker from "dockerode";
+import { SandboxError } from "../../../errors.js";
+import { protectedPathRefusal } from "../../copy/apply-policy.js";
+import { planWorkspaceCopy, type WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
+import { configNamedPaths } from "../../host/git/protected-paths.js";
+import type { CopiedWorkspace } from "../../sandbox.js";
+import type { ProtectOptions } from "../../sandbox-request.js";
+import type { AcquireResult } from "../container/container-lifecycle.js";
+import { configHash } from "../container/container-spec.js";
+import { removeContainer } from "../container/remove-container.js";
+import { type ApplyResult, applyCopyChanges } from "./apply-copy-changes.js";
+import { createCopyContainer } from "./copy-container.js";
+import { copyLabels, LABEL_ISOLATION } from "./copy-container-labels.js";
+import { exportCopyChanges, type WorkspaceChanges } from "./export-copy-changes.js";
+import type { Isolation, LabelledCreateOptions } from "./isolation.js";
+import { stopContainersSharing } from "./workspace-quiesce.js";
+
+export interface CopyIsolationOptions {
+  /** Most bytes of file content copied in, and back out. */
+  copyLimitBytes: number;
+  /** Paths never applied (the ones bind mode mounts read-only). */
+  protect?: ProtectOptions | undefined;
+  onProgress?: ((line: string) => void) | undefined;
+}
+
+export class CopyIsolation implements Isolation, CopiedWorkspace {
+  readonly kind = "copy";
+  readonly protectedMounts = [];
+  private container: Docker.Container | undefined;
+
+  private constructor(
+    private readonly docker: Docker,
+    private readonly plan: WorkspaceCopyPlan,
+    /** "uid:gid" that owns the copy. */
+    private readonly user: string,
+    private readonly workdir: string,
+    private readonly options: CopyIsolationOptions,
+  ) {}
+
+  /**
+   * Scans the workspace (a real path) and checks the size limit before anything is created, with
+   * no sandbox process left running that could swap the tree under the scan.
+   */
+  static async prepare(
+    docker: Docker,
+    workspace: string,
+    user: string,
+    workdir: string,
+    options: CopyIsolationOptions,
+  ): Promise<CopyIsolation> {
+    await stopSharing(docker, workspace, options.onProgress);
+    const plan = await planWorkspaceCopy(workspace, options.copyLimitBytes);
+    return new CopyIsolation(docker, plan, user, workdir, options);
+  }
+
+  get copy(): CopiedWorkspace {
+    return this;
+  }
+
+  labels(create: Docker.ContainerCreateOptions, imageId: string): Record<string, string> {
+    const hash = configHash({ ...create, Image: imageId, Labels: { [LABEL_ISOLATION]: "copy" } });
+    return copyLabels(this.plan.root, hash, randomUUID());
+  }
+
+  async acquire(create: LabelledCreateOptions): Promise<AcquireResult> {
+    this.container = await createCopyContainer(this.docker, create, this.plan, this.user, this.workdir);
+    return { container: this.container, acquired: "created" };
+  }
+
+  async verifyStarted(): Promise<void> {}
+
+  async begin(): Promise<void> {}
+
+  async replaceGone(): Promise<Docker.Container> {
+    throw new SandboxError("the copy-mode sandbox container is gone, and its copy of the workspace with it", {
+      containerId: this.container?.id,
+    });
+  }
+
+  /** The container and its volume (the copy) go. */
+  async end(container: Docker.Container): Promise<void> {
+    await removeContainer(container);
+  }
+
+  /** Stops the container first, so nothing still running in it can change the copy after the review. */
+  async exportChanges(): Promise<WorkspaceChanges> {
+    await stopSharing(this.docker, this.plan.root, this.options.onProgress);
+    return exportCopyChanges(this.started(), this.plan, this.workdir);
+  }
+
+  async applyChanges(reviewed: WorkspaceChanges): Promise<ApplyResult> {
+    // The host's .git/config may name a hooks directory or an included config in the work tree.
+    const named = (await configNamedPaths(this.plan.root)).map((p) => p.path);
+    const protect = this.options.protect ?? {};
+    const refusePath = protectedPathRefusal({
+      ...protect,
+      extraPaths: [...(protect.extraPaths ?? []), ...named],
+    });
+    await stopSharing(this.docker, this.plan.root, this.options.onProgress);
+    return applyCopyChanges(this.started(), this.plan, this.workdir, reviewed, refusePath);
+  }
+
+  private started(): Docker.Container {
+    if (!this.container) throw new SandboxError("the copy-mode sandbox was never started");
+    return this.container;
+  }
+}
+
+/** Stops the bind-mode sandboxes sharing the workspace and says so. */
+async function stopSharing(
+  docker: Docker,
+  workspace: string,
+  onProgress: ((line: string) => void) | undefined,
+): Promise<void> {
+  for (const name of await stopContainersSharing(docker, workspace)) {
+    onProgress?.(
+      `stopped ${name}, a bind-mode sandbox of this workspace, so nothing in it runs while copy mode reads or writes the workspace`,
+    );
+  }
+}

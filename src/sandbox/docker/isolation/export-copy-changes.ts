@@ -1,0 +1,74 @@
+import { basename } from "node:path";
+import type Docker from "dockerode";
+import { hostChangesSince } from "../../copy/apply-policy.js";
+import { DEFAULT_REPORT_LIMITS, renderDiffs, summarizeChanges } from "../../copy/change-report.js";
+import { readSandboxTree } from "../../copy/sandbox-tree.js";
+import { type Change, type ChangeCounts, countChanges, diffTrees } from "../../copy/tree-diff.js";
+import type { WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
+import { hostTree, type SkippedPath, scanWorkspace } from "../../copy/workspace-scan.js";
+import { dockerStatus } from "../exec/docker-errors.js";
+import { archiveOf } from "./copy-container.js";
+
+/** What the sandbox changed in its copy of the workspace, as shown to the user. */
+export interface WorkspaceChanges {
+  /** Added, modified and deleted paths, sorted. */
+  changes: Change[];
+  counts: ChangeCounts;
+  /** One "A path" / "M path" / "D path" line per change, then the counts. */
+  summary: string;
+  /** Unified diffs of changed text files (capped; binary and large files get a one-line note). */
+  diff: string;
+  /** Host paths that were never copied in (special or unreadable files) and so are not compared. */
+  skipped: SkippedPath[];
+  /** Names in the sandbox's archive that are not safe paths; never applied. */
+  unsafeNames: string[];
+  /** Changed paths the user also changed on the host during the run: shown, never applied. */
+  conflicts: string[];
+}
+
+/**
+ * Stops the container (so nothing left running in it can change the copy after the review), reads
+ * its workspace back and compares it with the host's as it is now.
+ */
+export async function exportCopyChanges(
+  container: Docker.Container,
+  plan: WorkspaceCopyPlan,
+  workdir: string,
+): Promise<WorkspaceChanges> {
+  await container.stop({ t: 0 }).catch((error: unknown) => {
+    if (dockerStatus(error) !== 304) throw error;
+  });
+  const scan = await scanWorkspace(plan.root, plan.ignored);
+  // After hostTree: it adds the files it could not read to scan.skipped.
+  const host = await hostTree(plan.root, scan);
+  const skipped = [...plan.scan.skipped, ...scan.skipped].filter(
+    (s, i, all) => all.findIndex((o) => o.path === s.path) === i,
+  );
+  const limits = DEFAULT_REPORT_LIMITS;
+  const sandbox = await readSandboxTree(await archiveOf(container, workdir), {
+    stripPrefix: `${basename(workdir)}/`,
+    maxTotalBytes: plan.limitBytes,
+    host,
+    keepFileBytes: limits.fileBytes,
+    keepTotalBytes: 32 * limits.fileBytes,
+  });
+  const notCompared = [...skipped.map((s) => s.path), ...sandbox.undecodable];
+  const leftOut = (path: string, isDirectory: boolean) =>
+    plan.ignored(path, isDirectory) || notCompared.some((p) => path === p || path.startsWith(`${p}/`));
+  const since = hostChangesSince(plan.scan, scan);
+  // A path the user created on the host meanwhile is missing from the copy, not deleted by the sandbox.
+  const changes = diffTrees(host, sandbox.tree, leftOut).filter(
+    (c) => c.kind !== "D" || since.existedAtCopy(c.path),
+  );
+  const conflicts = changes.filter((c) => since.changedOnHost(c.path)).map((c) => c.path);
+  const counts = countChanges(changes);
+  return {
+    changes,
+    counts,
+    summary: summarizeChanges(changes, counts, conflicts),
+    diff: await renderDiffs(changes, plan.root, sandbox.contents, limits),
+    skipped,
+    unsafeNames: sandbox.unsafeNames,
+    conflicts,
+  };
+}

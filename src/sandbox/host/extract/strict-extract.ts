@@ -1,0 +1,82 @@
+/**
+ * Writes an untrusted tar stream into a host directory, doing by hand the checks node-tar does (a
+ * tar-stream extractor has none): see strict-paths.ts for the path rules. Hard links, devices and
+ * fifos are refused, setuid/setgid/sticky bits stripped, sizes bounded, files written to a temp
+ * file in the same directory (O_EXCL | O_NOFOLLOW) and renamed into place. A refused entry is
+ * reported by name and reason and never stops the others; nothing outside `root` is touched.
+ */
+import type { Readable } from "node:stream";
+import { extract as tarExtract } from "tar-stream";
+import { withBeneath } from "../paths/beneath.js";
+import { safeComponents } from "../paths/strict-paths.js";
+import { resolveLinksAgain } from "./recheck-written-links.js";
+import type { ExtractResult, ExtractState, StrictExtractOptions } from "./strict-extract-types.js";
+import { writeEntry } from "./write-extract-entry.js";
+
+export type { Refusal } from "../paths/strict-paths.js";
+export type { ExtractResult, StrictExtractOptions } from "./strict-extract-types.js";
+
+export async function strictExtract(source: Readable, options: StrictExtractOptions): Promise<ExtractResult> {
+  try {
+    return await withBeneath(options.root, (beneath) => extractBeneath(source, options, beneath));
+  } finally {
+    // However it ended (an error mid-archive too), the engine's archive stream is let go of: left
+    // open and paused, it keeps the container busy, and removing the container then hangs.
+    source.destroy();
+  }
+}
+
+async function extractBeneath(
+  source: Readable,
+  options: StrictExtractOptions,
+  beneath: ExtractState["beneath"],
+): Promise<ExtractResult> {
+  const result: ExtractResult = { written: [], refused: [], notes: [] };
+  const refusedPaths: string[] = [];
+  const seen = new Set<string>();
+  const state: ExtractState = { beneath, total: 0, links: [] };
+  const extract = tarExtract();
+  source.on("error", (error) => extract.destroy(error));
+  source.pipe(extract);
+  let prefix = options.stripPrefix ?? "";
+  let first = true;
+  for await (const entry of extract) {
+    const name = entry.header.name;
+    // Podman 4.3 names a stopped container's volume "/" (then "/a.txt", ...), not "workspace/":
+    // the first entry says which naming the whole archive uses (as in copy/sandbox-tree.ts).
+    if (first && name === "/" && entry.header.type === "directory" && prefix !== "") prefix = "/";
+    first = false;
+    const refuse = (reason: string, path = name) => {
+      result.refused.push({ path, reason });
+      refusedPaths.push(path);
+    };
+    if (!`${name}/`.startsWith(prefix)) refuse(`outside ${prefix || "the archive root"}`);
+    else {
+      const parts = safeComponents(name.slice(prefix.length));
+      if (!Array.isArray(parts)) refuse(parts.reason);
+      else if (parts.length > 0) {
+        const path = parts.join("/");
+        const wanted = options.expected?.get(path);
+        seen.add(path);
+        if (!options.expected || wanted) {
+          const refused = await writeEntry(entry, parts, wanted, refusedPaths, state, options, result);
+          if (refused) refuse(refused, path);
+        }
+      }
+    }
+    // Whatever was not written is read to its end: the next header follows it in the stream.
+    await drain(entry);
+  }
+  for (const path of options.expected?.keys() ?? []) {
+    if (!seen.has(path)) result.refused.push({ path, reason: "missing from the sandbox's archive" });
+  }
+  if (state.links.length > 0)
+    await resolveLinksAgain(beneath, state.links, options.recheckLinks ?? [], result);
+  return result;
+}
+
+async function drain(entry: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of entry) {
+    // discard
+  }
+}

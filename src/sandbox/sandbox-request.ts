@@ -22,6 +22,13 @@ export const SANDBOX_DEFAULTS = Object.freeze({
   /** Copy isolation: most bytes of file content copied in, and back out. */
   copyLimitBytes: 1024 ** 3,
   /**
+   * Copy isolation: most files, directories and symlinks copied in, and read back. Empty files cost
+   * no bytes, but each entry costs the host time and memory to read back and compare (about 1 KiB
+   * of memory each, most of the time waiting on the engine's archive): 100,000 takes in the Linux
+   * kernel's tree (about 90,000) and keeps the host's share near 100 MB.
+   */
+  copyMaxFiles: 100_000,
+  /**
    * Bytes of stdout and of stderr kept from the start and from the end of each command's output:
    * 15 KiB a stream, so a command flooding both stays near the 30,000 characters other agents give
    * a model per call (the rest is saved for `read_output`).
@@ -103,6 +110,8 @@ export interface SandboxRequest {
   dockerContext?: string | undefined;
   /** Copy isolation's size limit. */
   copyLimitBytes?: number | undefined;
+  /** Copy isolation's limit on entries (files, directories, symlinks), each way. */
+  copyMaxFiles?: number | undefined;
   /** Per-command timeout when a call gives none. */
   timeoutMs?: number | undefined;
   /** Allowlist mode; needs `network` "none" (the default). Absent: no gateway. */

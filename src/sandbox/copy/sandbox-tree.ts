@@ -2,12 +2,15 @@
  * Reading the sandbox's copy of the workspace, as the Docker archive API returns it, into a tree
  * that can be compared with the host's. Nothing is written to disk here: files are hashed as they
  * stream by, and small ones are kept in memory for the diff only when they differ from the host.
+ * What is held grows with the number of entries, so that number is bounded: reading stops as soon
+ * as it passes the limit (`--copy-max-files`), before the rest of the archive is even fetched.
  */
 import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { extract as tarExtract } from "tar-stream";
 import { SandboxError } from "../../errors.js";
 import { safeComponents } from "../host/strict-paths.js";
+import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import type { Tree, TreeEntry } from "./tree-diff.js";
 
 export interface ReadTreeOptions {
@@ -15,12 +18,19 @@ export interface ReadTreeOptions {
   stripPrefix: string;
   /** Content bytes allowed in total; more is a SandboxError (the copy grew past the limit). */
   maxTotalBytes: number;
+  /** Entries allowed (files, directories, symlinks, anything else); more is a SandboxError. */
+  maxEntries?: number | undefined;
   /** The host tree: a file is kept for the diff only when it is new or its hash differs. */
   host: Tree;
   /** Largest file kept for the diff. */
   keepFileBytes: number;
   /** Most bytes kept for diffs in total. */
   keepTotalBytes: number;
+  /**
+   * Most files kept for diffs. Empty files are never kept (their diff needs no content); without
+   * this bound, a few bytes each would still cost a buffer per file.
+   */
+  keepFiles?: number | undefined;
 }
 
 export interface SandboxTree {
@@ -43,8 +53,11 @@ export async function readSandboxTree(source: Readable, options: ReadTreeOptions
 
 async function readTree(source: Readable, options: ReadTreeOptions): Promise<SandboxTree> {
   const result: SandboxTree = { tree: new Map(), contents: new Map(), unsafeNames: [] };
+  const maxEntries = options.maxEntries ?? SANDBOX_DEFAULTS.copyMaxFiles;
+  const keepFiles = options.keepFiles ?? 1000;
   let total = 0;
   let kept = 0;
+  let entries = 0;
   const extract = tarExtract();
   source.on("error", (error) => extract.destroy(error));
   source.pipe(extract);
@@ -56,12 +69,22 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
     // the first entry says which naming the whole archive uses.
     if (first && h.name === "/" && h.type === "directory") prefix = "/";
     first = false;
+    // The workspace directory itself is not an entry of the copy (the scan does not count it either).
+    if (h.name !== prefix && `${h.name}/` !== prefix && ++entries > maxEntries) {
+      throw new SandboxError(
+        `the sandbox's workspace holds more than ${maxEntries} files, directories and symlinks, over --copy-max-files; nothing was applied`,
+      );
+    }
     const parts = h.name.startsWith(prefix) ? safeComponents(h.name.slice(prefix.length)) : undefined;
     const path = Array.isArray(parts) ? parts.join("/") : undefined;
     const hash = createHash("sha256");
     const chunks: Buffer[] = [];
     const keep =
-      h.type === "file" && h.size <= options.keepFileBytes && kept + h.size <= options.keepTotalBytes;
+      h.type === "file" &&
+      h.size > 0 &&
+      h.size <= options.keepFileBytes &&
+      kept + h.size <= options.keepTotalBytes &&
+      result.contents.size < keepFiles;
     for await (const chunk of entry) {
       const bytes = chunk as Buffer;
       total += bytes.length;

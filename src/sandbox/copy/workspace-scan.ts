@@ -2,12 +2,16 @@
  * Walking the host workspace for copy mode with lstat only: a symlink is recorded as a symlink and
  * never followed (a link in the workspace can point anywhere on the host), sockets, fifos and
  * devices are left out, and nothing under an ignored path is visited. Every directory is reached
- * through beneath.ts, so one swapped for a symlink during the walk is not followed either.
+ * through beneath.ts, so one swapped for a symlink during the walk is not followed either. The walk
+ * stops as soon as it has found more entries than the copy takes (`--copy-max-files`).
  */
 import { createHash } from "node:crypto";
+import type { Stats } from "node:fs";
 import { constants } from "node:fs";
-import { type FileHandle, lstat, open, readdir, readlink } from "node:fs/promises";
+import { type FileHandle, lstat, open, opendir, readlink } from "node:fs/promises";
+import { ConfigError } from "../../errors.js";
 import { type BeneathDir, type BeneathRoot, withBeneath } from "../host/beneath.js";
+import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import type { IgnoreMatcher } from "./ignore-rules.js";
 import type { Tree, TreeEntry } from "./tree-diff.js";
 
@@ -40,7 +44,7 @@ export interface WorkspaceScan {
   totalBytes: number;
 }
 
-function specialKind(info: import("node:fs").Stats): string {
+function specialKind(info: Stats): string {
   if (info.isSocket()) return "socket";
   if (info.isFIFO()) return "fifo";
   if (info.isCharacterDevice()) return "character device";
@@ -48,29 +52,59 @@ function specialKind(info: import("node:fs").Stats): string {
   return "unknown file type";
 }
 
-export async function scanWorkspace(root: string, ignored: IgnoreMatcher): Promise<WorkspaceScan> {
+/** Thrown as soon as the walk has found more than `maxEntries` entries to copy. */
+function tooMany(root: string, maxEntries: number): ConfigError {
+  return new ConfigError(
+    `workspace '${root}' holds more than ${maxEntries} files, directories and symlinks to copy: raise --copy-max-files or leave paths out with .harnessignore`,
+  );
+}
+
+export async function scanWorkspace(
+  root: string,
+  ignored: IgnoreMatcher,
+  maxEntries: number = SANDBOX_DEFAULTS.copyMaxFiles,
+): Promise<WorkspaceScan> {
   const scan: WorkspaceScan = { entries: [], skipped: [], totalBytes: 0 };
+  // Entries found, including those of directories listed but not yet walked.
+  let found = 0;
+  /**
+   * The entries of one directory worth copying, sorted by name. Read one name at a time (opendir),
+   * so a directory holding millions of names is given up on once the count passes the limit.
+   */
+  const list = async (dir: BeneathDir, rel: string) => {
+    const kept: { name: string; path: string; info: Stats }[] = [];
+    for await (const dirent of await opendir(dir.path)) {
+      const name = dirent.name;
+      const path = rel === "" ? name : `${rel}/${name}`;
+      const info = await lstat(dir.at(name)).catch(() => undefined);
+      // Gone since it was listed (the user is editing): nothing to copy.
+      if (!info) continue;
+      if (ignored(path, info.isDirectory())) continue;
+      if (info.isSymbolicLink() || info.isDirectory() || info.isFile()) {
+        found++;
+        if (found > maxEntries) throw tooMany(root, maxEntries);
+      }
+      kept.push({ name, path, info });
+    }
+    return kept.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  };
   // Parents first: `dir` stays open while its subdirectories are walked (see BeneathRoot).
   const walk = async (beneath: BeneathRoot, parts: string[]): Promise<void> => {
     const rel = parts.join("/");
     let dir: BeneathDir;
-    let names: string[];
+    let listed: Awaited<ReturnType<typeof list>>;
     try {
       dir = await beneath.dir(parts);
-      names = (await readdir(dir.path)).sort();
+      listed = await list(dir, rel);
     } catch (error) {
+      if (error instanceof ConfigError) throw error;
       scan.skipped.push({
         path: rel,
         reason: `unreadable directory (${(error as NodeJS.ErrnoException).code})`,
       });
       return;
     }
-    for (const name of names) {
-      const path = rel === "" ? name : `${rel}/${name}`;
-      const info = await lstat(dir.at(name)).catch(() => undefined);
-      // Gone since readdir (the user is editing): nothing to copy.
-      if (!info) continue;
-      if (ignored(path, info.isDirectory())) continue;
+    for (const { name, path, info } of listed) {
       const common = { path, mode: info.mode & 0o777, mtime: info.mtime };
       if (info.isSymbolicLink()) {
         const linkname = await readlink(dir.at(name)).catch((error: unknown) => {

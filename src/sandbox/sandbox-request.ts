@@ -23,9 +23,10 @@ export const SANDBOX_DEFAULTS = Object.freeze({
   copyLimitBytes: 1024 ** 3,
   /**
    * Copy isolation: most files, directories and symlinks copied in, and read back. Empty files cost
-   * no bytes, but each entry costs the host time and memory to read back and compare (about 1 KiB
-   * of memory each, most of the time waiting on the engine's archive): 100,000 takes in the Linux
-   * kernel's tree (about 90,000) and keeps the host's share near 100 MB.
+   * no bytes, but each entry costs the host time (the engine archives some 6,000 a second) and
+   * memory (under 1 KiB) to read back and compare. 100,000 is more than most repositories hold
+   * without their dependencies and build output (which .harnessignore leaves out), and keeps reading
+   * the copy back to about 20 s and 70 MB (bench/copy-entries-bench.ts).
    */
   copyMaxFiles: 100_000,
   /**

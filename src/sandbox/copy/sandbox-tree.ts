@@ -2,8 +2,9 @@
  * Reading the sandbox's copy of the workspace, as the Docker archive API returns it, into a tree
  * that can be compared with the host's. Nothing is written to disk here: files are hashed as they
  * stream by, and small ones are kept in memory for the diff only when they differ from the host.
- * What is held grows with the number of entries, so that number is bounded: reading stops as soon
- * as it passes the limit (`--copy-max-files`), before the rest of the archive is even fetched.
+ * What is held grows with the number of entries and the length of their names, so both are
+ * bounded: reading stops as soon as either passes its limit (`--copy-max-files`), before the rest of
+ * the archive is even fetched.
  */
 import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
@@ -12,6 +13,14 @@ import { SandboxError } from "../../errors.js";
 import { safeComponents } from "../host/strict-paths.js";
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import type { Tree, TreeEntry } from "./tree-diff.js";
+
+/**
+ * Characters of names and link targets allowed per entry of the limit, on average: a path is held
+ * in the tree, the changes and the summary, and one may be thousands of characters long (deep
+ * directories, long names), so a count of entries alone does not bound the memory. Real paths
+ * average well under 100.
+ */
+export const PATH_CHARS_PER_ENTRY = 512;
 
 export interface ReadTreeOptions {
   /** Leading part of every name, e.g. "workspace/". */
@@ -58,6 +67,7 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
   let total = 0;
   let kept = 0;
   let entries = 0;
+  let pathChars = 0;
   const extract = tarExtract();
   source.on("error", (error) => extract.destroy(error));
   source.pipe(extract);
@@ -73,6 +83,12 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
     if (h.name !== prefix && `${h.name}/` !== prefix && ++entries > maxEntries) {
       throw new SandboxError(
         `the sandbox's workspace holds more than ${maxEntries} files, directories and symlinks, over --copy-max-files; nothing was applied`,
+      );
+    }
+    pathChars += h.name.length + (h.linkname?.length ?? 0);
+    if (pathChars > maxEntries * PATH_CHARS_PER_ENTRY) {
+      throw new SandboxError(
+        `the sandbox's workspace names paths of more than ${maxEntries * PATH_CHARS_PER_ENTRY} characters in all (${PATH_CHARS_PER_ENTRY} per entry of --copy-max-files); nothing was applied`,
       );
     }
     const parts = h.name.startsWith(prefix) ? safeComponents(h.name.slice(prefix.length)) : undefined;

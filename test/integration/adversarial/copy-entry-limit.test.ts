@@ -48,48 +48,62 @@ async function containerExists(id: string): Promise<boolean> {
     );
 }
 
+const OVER_COUNT = new RegExp(`more than ${LIMIT} files, directories and symlinks, over --copy-max-files`);
+const OVER_CHARS = new RegExp(`paths of more than ${LIMIT * 512} characters in all .*--copy-max-files`);
+/** 12 names of 250 characters: a 3,000-character directory path, held for every entry below it. */
+const DEEP = Array.from({ length: 12 }, () => "d".repeat(250)).join("/");
+
 /** The task's ways to make many entries cheaply: each is one tar header in the engine's archive. */
-const VARIANTS: [string, string][] = [
-  ["empty files", `mkdir many && cd many && seq 1 ${MADE} | xargs touch`],
-  ["directories", `mkdir many && cd many && seq 1 ${MADE} | xargs mkdir`],
-  ["symlinks", `mkdir many && cd many && for i in $(seq 1 ${MADE}); do ln -s /etc/passwd l$i; done`],
+const VARIANTS: [string, string, RegExp][] = [
+  ["empty files", `mkdir many && cd many && seq 1 ${MADE} | xargs touch`, OVER_COUNT],
+  ["directories", `mkdir many && cd many && seq 1 ${MADE} | xargs mkdir`, OVER_COUNT],
+  [
+    "symlinks",
+    `mkdir many && cd many && for i in $(seq 1 ${MADE}); do ln -s /etc/passwd l$i; done`,
+    OVER_COUNT,
+  ],
   [
     "hard links of one file",
     `mkdir many && cd many && touch f && for i in $(seq 1 ${MADE}); do ln f h$i; done`,
+    OVER_COUNT,
   ],
   [
     "files spread over nested directories",
     `for d in $(seq 1 50); do mkdir -p a/$d/b && (cd a/$d/b && seq 1 100 | xargs touch); done`,
+    OVER_COUNT,
   ],
+  // Fewer entries than the limit, but each one's path is 3,000 characters long.
+  ["long paths", `mkdir -p ${DEEP} && cd ${DEEP} && seq 1 300 | xargs touch`, OVER_CHARS],
 ];
 
 describe.skipIf(skipDocker)("adversarial: copy mode with more entries than --copy-max-files", () => {
-  it.each(VARIANTS)("%s: reading back ends with a SandboxError and the container goes", async (_, make) => {
-    using ws = makeWorkspace();
-    writeFileSync(join(ws.path, "README"), "kept\n");
-    if (process.getuid?.() === 0) chownSync(join(ws.path, "README"), TEST_UID, TEST_GID);
-    const before = listing(ws.path);
-    const sandbox = await DockerSandbox.open({
-      workspace: ws.path,
-      isolation: "copy",
-      copyMaxFiles: LIMIT,
-      killGraceSeconds: 1,
-    });
-    const id = sandbox.containerId;
-    try {
-      const made = await sandbox.exec(`${make} && echo made`, { timeoutMs: 120_000 });
-      expect(made.stdout).toBe("made\n");
-      const exported = copyOf(sandbox).exportChanges();
-      await expect(exported).rejects.toThrow(SandboxError);
-      await expect(exported).rejects.toThrow(
-        new RegExp(`more than ${LIMIT} files, directories and symlinks, over --copy-max-files`),
-      );
-    } finally {
-      await sandbox.stop();
-    }
-    expect(await containerExists(id)).toBe(false);
-    expect(listing(ws.path)).toEqual(before);
-  });
+  it.each(VARIANTS)(
+    "%s: reading back ends with a SandboxError and the container goes",
+    async (_, make, why) => {
+      using ws = makeWorkspace();
+      writeFileSync(join(ws.path, "README"), "kept\n");
+      if (process.getuid?.() === 0) chownSync(join(ws.path, "README"), TEST_UID, TEST_GID);
+      const before = listing(ws.path);
+      const sandbox = await DockerSandbox.open({
+        workspace: ws.path,
+        isolation: "copy",
+        copyMaxFiles: LIMIT,
+        killGraceSeconds: 1,
+      });
+      const id = sandbox.containerId;
+      try {
+        const made = await sandbox.exec(`${make} && echo made`, { timeoutMs: 120_000 });
+        expect(made.stdout).toBe("made\n");
+        const exported = copyOf(sandbox).exportChanges();
+        await expect(exported).rejects.toThrow(SandboxError);
+        await expect(exported).rejects.toThrow(why);
+      } finally {
+        await sandbox.stop();
+      }
+      expect(await containerExists(id)).toBe(false);
+      expect(listing(ws.path)).toEqual(before);
+    },
+  );
 
   it("harness exec --apply says so in one line, exits 1, applies nothing and leaves no container", async () => {
     using ws = makeWorkspace();

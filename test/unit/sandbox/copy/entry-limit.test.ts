@@ -114,6 +114,27 @@ describe("copy out: reading the sandbox's archive counts entries", () => {
     await expect(readSandboxTree(Readable.from(p), treeOptions(10))).rejects.toThrow(/--copy-max-files/);
   });
 
+  it("long paths count too: names and link targets are held per entry, so their length is bounded", async () => {
+    // Each path is held in the tree, the changes and the summary: 100 entries of 3,000 characters
+    // are as many characters as 600 entries of 500.
+    const deep = `${"d".repeat(250)}/`.repeat(12);
+    const p = pack();
+    for (let i = 0; i < 100; i++) p.entry({ name: `workspace/${deep}f${i}` }, "");
+    p.finalize();
+    await expect(readSandboxTree(Readable.from(p), treeOptions(100))).rejects.toThrow(
+      /paths of more than 51200 characters.*--copy-max-files/,
+    );
+    const links = pack();
+    for (let i = 0; i < 100; i++) {
+      links.entry({ name: `workspace/l${i}`, type: "symlink", linkname: "x".repeat(3000) });
+    }
+    links.finalize();
+    await expect(readSandboxTree(Readable.from(links), treeOptions(100))).rejects.toThrow(/--copy-max-files/);
+    // Ordinary lengths are far from it.
+    const { source } = lazyArchive(100);
+    expect((await readSandboxTree(source, treeOptions(100))).tree.size).toBe(100);
+  });
+
   it("strictExtract stops reading once the count passes the limit and lets go of the stream", async () => {
     const { source, produced } = lazyArchive(5000);
     const extract = strictExtract(source, { root: ws, stripPrefix: "workspace/", maxEntries: 1000 });

@@ -83,6 +83,18 @@ describe("copy in: the workspace scan counts entries", () => {
     await expect(scanWorkspace(ws, () => false, 10)).rejects.toThrow(ConfigError);
   });
 
+  it("stops listing a huge directory once the count passes the limit", async () => {
+    makeFiles(join(ws, "many"), 3000);
+    // The matcher is asked about every name the scan looks at.
+    let looked = 0;
+    const counting = () => {
+      looked++;
+      return false;
+    };
+    await expect(scanWorkspace(ws, counting, 10)).rejects.toThrow(ConfigError);
+    expect(looked).toBe(11);
+  });
+
   it("planWorkspaceCopy refuses before any container exists, naming the flag", async () => {
     makeFiles(ws, 20);
     await expect(planWorkspaceCopy(ws, 1024 ** 3, 10)).rejects.toThrow(/--copy-max-files/);

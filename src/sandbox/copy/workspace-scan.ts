@@ -52,6 +52,9 @@ function specialKind(info: Stats): string {
   return "unknown file type";
 }
 
+/** A name of a listed directory: an entry to copy, or a special file left out. */
+type Listed = { name: string; entry: ScannedEntry } | { name: string; path: string; special: string };
+
 /** Thrown as soon as the walk has found more than `maxEntries` entries to copy. */
 function tooMany(root: string, maxEntries: number): ConfigError {
   return new ConfigError(
@@ -69,10 +72,11 @@ export async function scanWorkspace(
   let found = 0;
   /**
    * The entries of one directory worth copying, sorted by name. Read one name at a time (opendir),
-   * so a directory holding millions of names is given up on once the count passes the limit.
+   * so a directory holding millions of names is given up on once the count passes the limit; only
+   * what the scan keeps is held for each name, not its whole lstat.
    */
   const list = async (dir: BeneathDir, rel: string) => {
-    const kept: { name: string; path: string; info: Stats }[] = [];
+    const kept: Listed[] = [];
     for await (const dirent of await opendir(dir.path)) {
       const name = dirent.name;
       const path = rel === "" ? name : `${rel}/${name}`;
@@ -80,11 +84,21 @@ export async function scanWorkspace(
       // Gone since it was listed (the user is editing): nothing to copy.
       if (!info) continue;
       if (ignored(path, info.isDirectory())) continue;
-      if (info.isSymbolicLink() || info.isDirectory() || info.isFile()) {
-        found++;
-        if (found > maxEntries) throw tooMany(root, maxEntries);
+      const type = info.isSymbolicLink()
+        ? "symlink"
+        : info.isDirectory()
+          ? "directory"
+          : info.isFile()
+            ? "file"
+            : undefined;
+      if (type === undefined) {
+        kept.push({ name, path, special: specialKind(info) });
+        continue;
       }
-      kept.push({ name, path, info });
+      found++;
+      if (found > maxEntries) throw tooMany(root, maxEntries);
+      const size = type === "file" ? info.size : 0;
+      kept.push({ name, entry: { path, type, mode: info.mode & 0o777, size, mtime: info.mtime } });
     }
     return kept.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   };
@@ -92,7 +106,7 @@ export async function scanWorkspace(
   const walk = async (beneath: BeneathRoot, parts: string[]): Promise<void> => {
     const rel = parts.join("/");
     let dir: BeneathDir;
-    let listed: Awaited<ReturnType<typeof list>>;
+    let listed: Listed[];
     try {
       dir = await beneath.dir(parts);
       listed = await list(dir, rel);
@@ -104,27 +118,28 @@ export async function scanWorkspace(
       });
       return;
     }
-    for (const { name, path, info } of listed) {
-      const common = { path, mode: info.mode & 0o777, mtime: info.mtime };
-      if (info.isSymbolicLink()) {
-        const linkname = await readlink(dir.at(name)).catch((error: unknown) => {
+    for (const item of listed) {
+      if ("special" in item) {
+        scan.skipped.push({ path: item.path, reason: item.special });
+        continue;
+      }
+      const { name, entry } = item;
+      if (entry.type === "symlink") {
+        entry.linkname = await readlink(dir.at(name)).catch((error: unknown) => {
           // Replaced or removed since the lstat: left out, and out of the diff.
           scan.skipped.push({
-            path,
+            path: entry.path,
             reason: `changed while read (${(error as NodeJS.ErrnoException).code})`,
           });
           return undefined;
         });
-        if (linkname === undefined) continue;
-        scan.entries.push({ ...common, type: "symlink", size: 0, linkname });
-      } else if (info.isDirectory()) {
-        scan.entries.push({ ...common, type: "directory", size: 0 });
+        if (entry.linkname !== undefined) scan.entries.push(entry);
+      } else if (entry.type === "directory") {
+        scan.entries.push(entry);
         await walk(beneath, [...parts, name]);
-      } else if (info.isFile()) {
-        scan.entries.push({ ...common, type: "file", size: info.size });
-        scan.totalBytes += info.size;
       } else {
-        scan.skipped.push({ path, reason: specialKind(info) });
+        scan.entries.push(entry);
+        scan.totalBytes += entry.size;
       }
     }
   };

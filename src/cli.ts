@@ -80,6 +80,10 @@ function sandboxOptions(command: Command): Command {
       ).choices(["bind", "copy"]),
     )
     .option("--copy-limit <size>", "copy mode: most file content copied in and out (default 1g)")
+    .option(
+      "--copy-max-files <n>",
+      "copy mode: most files, directories and symlinks copied in and out (default 100000)",
+    )
     .option("--apply", "copy mode: apply the sandbox's changes to the workspace without asking")
     .option("--no-apply", "copy mode: show the sandbox's changes but never apply them");
 }

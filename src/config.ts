@@ -38,6 +38,8 @@ export interface CliFlags {
   context?: string;
   /** `--copy-limit SIZE`, e.g. 2g. */
   copyLimit?: string;
+  /** `--copy-max-files N`: most files, directories and symlinks copied in and out. */
+  copyMaxFiles?: string;
   /** `--allow-host PATTERN` (repeatable): allowlist mode's entries. */
   allowHost?: string[];
   /** `--allow PRESET` (repeatable): npm, pypi (pip), git=HOST. */
@@ -196,6 +198,7 @@ export function loadSandboxConfig(
     isolationExplicit: flags.isolation !== undefined,
     dockerContext: flags.context,
     copyLimitBytes: parseByteSize("--copy-limit", flags.copyLimit),
+    copyMaxFiles: positiveNumber("--copy-max-files", flags.copyMaxFiles),
     timeoutMs: timeoutMs(flags.timeout ?? env["HARNESS_TIMEOUT"]),
     egress: loadEgressConfig(env, flags, network, options.inheritEgress),
   });

@@ -22,6 +22,14 @@ export const SANDBOX_DEFAULTS = Object.freeze({
   /** Copy isolation: most bytes of file content copied in, and back out. */
   copyLimitBytes: 1024 ** 3,
   /**
+   * Copy isolation: most files, directories and symlinks copied in, and read back. Empty files cost
+   * no bytes, but each entry costs the host time (the engine archives some 6,000 a second) and
+   * memory (under 1 KiB) to read back and compare. 100,000 is more than most repositories hold
+   * without their dependencies and build output (which .harnessignore leaves out), and keeps reading
+   * the copy back to about 20 s and 70 MB (bench/copy-entries-bench.ts).
+   */
+  copyMaxFiles: 100_000,
+  /**
    * Bytes of stdout and of stderr kept from the start and from the end of each command's output:
    * 15 KiB a stream, so a command flooding both stays near the 30,000 characters other agents give
    * a model per call (the rest is saved for `read_output`).
@@ -108,6 +116,8 @@ export interface SandboxRequest {
   dockerContext?: string | undefined;
   /** Copy isolation's size limit. */
   copyLimitBytes?: number | undefined;
+  /** Copy isolation's limit on entries (files, directories, symlinks), each way. */
+  copyMaxFiles?: number | undefined;
   /** Per-command timeout when a call gives none. */
   timeoutMs?: number | undefined;
   /** Allowlist mode; needs `network` "none" (the default). Absent: no gateway. */

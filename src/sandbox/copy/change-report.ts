@@ -74,8 +74,14 @@ async function fileDiff(
   const name = displayPath(c.path);
   const header = `--- ${c.before?.type === "file" ? `a/${name}` : "/dev/null"}\n+++ b/${name}\n`;
   if (c.after?.hardLinkTo !== undefined) return `${header}(hard link: content not shown)\n`;
-  const after = contents.get(c.path);
-  if (!after) return `${header}file too large to diff (${c.after?.size ?? 0} bytes)\n`;
+  // Empty files are not kept (sandbox-tree.ts): nothing to keep.
+  const after = contents.get(c.path) ?? (c.after?.size === 0 ? Buffer.alloc(0) : undefined);
+  if (!after) {
+    const size = c.after?.size ?? 0;
+    return size > limits.fileBytes
+      ? `${header}file too large to diff (${size} bytes)\n`
+      : `${header}diff not shown: too many changed files\n`;
+  }
   let before: Buffer = Buffer.alloc(0);
   if (c.before?.type === "file") {
     const read = await readHostFile(beneath, c.path, limits.fileBytes).catch(() => undefined);

@@ -2,25 +2,44 @@
  * Reading the sandbox's copy of the workspace, as the Docker archive API returns it, into a tree
  * that can be compared with the host's. Nothing is written to disk here: files are hashed as they
  * stream by, and small ones are kept in memory for the diff only when they differ from the host.
+ * What is held grows with the number of entries and the length of their names, so both are
+ * bounded: reading stops as soon as either passes its limit (`--copy-max-files`), before the rest of
+ * the archive is even fetched.
  */
 import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { extract as tarExtract } from "tar-stream";
 import { SandboxError } from "../../errors.js";
 import { safeComponents } from "../host/paths/strict-paths.js";
+import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import type { Tree, TreeEntry } from "./tree-diff.js";
+
+/**
+ * Characters of names and link targets allowed per entry of the limit, on average: a path is held
+ * in the tree, the changes and the summary, and one may be thousands of characters long (deep
+ * directories, long names), so a count of entries alone does not bound the memory. Real paths
+ * average well under 100.
+ */
+export const PATH_CHARS_PER_ENTRY = 512;
 
 export interface ReadTreeOptions {
   /** Leading part of every name, e.g. "workspace/". */
   stripPrefix: string;
   /** Content bytes allowed in total; more is a SandboxError (the copy grew past the limit). */
   maxTotalBytes: number;
+  /** Entries allowed (files, directories, symlinks, anything else); more is a SandboxError. */
+  maxEntries?: number | undefined;
   /** The host tree: a file is kept for the diff only when it is new or its hash differs. */
   host: Tree;
   /** Largest file kept for the diff. */
   keepFileBytes: number;
   /** Most bytes kept for diffs in total. */
   keepTotalBytes: number;
+  /**
+   * Most files kept for diffs. Empty files are never kept (their diff needs no content); without
+   * this bound, a few bytes each would still cost a buffer per file.
+   */
+  keepFiles?: number | undefined;
 }
 
 export interface SandboxTree {
@@ -49,8 +68,12 @@ export async function readSandboxTree(source: Readable, options: ReadTreeOptions
 
 async function readTree(source: Readable, options: ReadTreeOptions): Promise<SandboxTree> {
   const result: SandboxTree = { tree: new Map(), contents: new Map(), unsafeNames: [], undecodable: [] };
+  const maxEntries = options.maxEntries ?? SANDBOX_DEFAULTS.copyMaxFiles;
+  const keepFiles = options.keepFiles ?? 1000;
   let total = 0;
   let kept = 0;
+  let entries = 0;
+  let pathChars = 0;
   const extract = tarExtract();
   source.on("error", (error) => extract.destroy(error));
   source.pipe(extract);
@@ -62,6 +85,18 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
     // the first entry says which naming the whole archive uses.
     if (first && h.name === "/" && h.type === "directory") prefix = "/";
     first = false;
+    // The workspace directory itself is not an entry of the copy (the scan does not count it either).
+    if (h.name !== prefix && `${h.name}/` !== prefix && ++entries > maxEntries) {
+      throw new SandboxError(
+        `the sandbox's workspace holds more than ${maxEntries} files, directories and symlinks, over --copy-max-files; nothing was applied`,
+      );
+    }
+    pathChars += h.name.length + (h.linkname?.length ?? 0);
+    if (pathChars > maxEntries * PATH_CHARS_PER_ENTRY) {
+      throw new SandboxError(
+        `the sandbox's workspace names paths of more than ${maxEntries * PATH_CHARS_PER_ENTRY} characters in all (${PATH_CHARS_PER_ENTRY} per entry of --copy-max-files); nothing was applied`,
+      );
+    }
     const parts = h.name.startsWith(prefix) ? safeComponents(h.name.slice(prefix.length)) : undefined;
     // tar-stream decodes names as UTF-8: a name the sandbox made that is not UTF-8 arrives with
     // U+FFFD, which would name another file on the host. Never applied, like an unsafe path.
@@ -71,7 +106,11 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
     const hash = createHash("sha256");
     const chunks: Buffer[] = [];
     const keep =
-      h.type === "file" && h.size <= options.keepFileBytes && kept + h.size <= options.keepTotalBytes;
+      h.type === "file" &&
+      h.size > 0 &&
+      h.size <= options.keepFileBytes &&
+      kept + h.size <= options.keepTotalBytes &&
+      result.contents.size < keepFiles;
     for await (const chunk of entry) {
       const bytes = chunk as Buffer;
       total += bytes.length;

@@ -1,7 +1,8 @@
 /**
  * Copy mode's way in: the host workspace packed into a tar stream for the Docker archive API.
  * Regular files, directories and symlinks (as symlinks, never followed) go in, owned by the sandbox
- * user so the agent can change them; ignored and special files stay out; the size is bounded.
+ * user so the agent can change them; ignored and special files stay out; the size and the number of
+ * entries are bounded.
  */
 import { once } from "node:events";
 import type { FileHandle } from "node:fs/promises";
@@ -10,6 +11,7 @@ import { pack } from "tar-stream";
 import { ConfigError, SandboxError } from "../../errors.js";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
 import { withBeneath } from "../host/paths/beneath.js";
+import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { type IgnoreMatcher, loadIgnoreMatcher } from "./ignore-rules.js";
 import { openRegularFile, scanWorkspace, type WorkspaceScan } from "./workspace-scan.js";
 
@@ -21,6 +23,8 @@ export interface WorkspaceCopyPlan {
   scan: WorkspaceScan;
   /** The copy limit in bytes. */
   limitBytes: number;
+  /** Most files, directories and symlinks copied in, and read back (`--copy-max-files`). */
+  maxEntries: number;
 }
 
 export function formatBytes(bytes: number): string {
@@ -35,10 +39,14 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
-/** Scans the workspace and checks the limit before any container exists. */
-export async function planWorkspaceCopy(root: string, limitBytes: number): Promise<WorkspaceCopyPlan> {
+/** Scans the workspace and checks the limits before any container exists. */
+export async function planWorkspaceCopy(
+  root: string,
+  limitBytes: number,
+  maxEntries: number = SANDBOX_DEFAULTS.copyMaxFiles,
+): Promise<WorkspaceCopyPlan> {
   const ignored = await loadIgnoreMatcher(root);
-  const scan = await scanWorkspace(root, ignored);
+  const scan = await scanWorkspace(root, ignored, maxEntries);
   if (scan.totalBytes > limitBytes) {
     throw new ConfigError(
       `workspace '${root}' holds ${formatBytes(scan.totalBytes)} (${scan.totalBytes} bytes) of files, over the copy limit of ${formatBytes(limitBytes)}: raise --copy-limit or leave paths out with .harnessignore`,
@@ -53,7 +61,7 @@ export async function planWorkspaceCopy(root: string, limitBytes: number): Promi
       `workspace '${root}' has a name that is not valid UTF-8 (${sanitizeForTerminal(first, { oneLine: true })}${more}), which copy mode cannot carry exactly: rename it, leave it out with .harnessignore, or use --isolation bind`,
     );
   }
-  return { root, ignored, scan, limitBytes };
+  return { root, ignored, scan, limitBytes, maxEntries };
 }
 
 /** The archive to send, and the producer's outcome: its error explains a failed upload best. */

@@ -143,6 +143,7 @@ export class DockerSandbox implements Sandbox {
       isolationKind === "copy"
         ? await CopyIsolation.prepare(docker, workspace, user, workdir, {
             copyLimitBytes: options.copyLimitBytes ?? SANDBOX_DEFAULTS.copyLimitBytes,
+            copyMaxFiles: options.copyMaxFiles ?? SANDBOX_DEFAULTS.copyMaxFiles,
             protect: options.protect,
             onProgress: options.onProgress,
           })

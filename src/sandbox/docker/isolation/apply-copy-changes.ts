@@ -57,6 +57,7 @@ export async function applyCopyChanges(
       expected,
       maxTotalBytes: plan.limitBytes,
       maxFileBytes: plan.limitBytes,
+      maxEntries: plan.maxEntries,
       refusePath,
       recheckLinks: plan.scan.entries.filter((e) => e.type === "symlink").map((e) => e.path),
       chownTo,

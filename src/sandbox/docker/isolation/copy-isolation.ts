@@ -26,6 +26,8 @@ import { stopContainersSharing } from "./workspace-quiesce.js";
 export interface CopyIsolationOptions {
   /** Most bytes of file content copied in, and back out. */
   copyLimitBytes: number;
+  /** Most files, directories and symlinks copied in, and read back. */
+  copyMaxFiles: number;
   /** Paths never applied (the ones bind mode mounts read-only). */
   protect?: ProtectOptions | undefined;
   onProgress?: ((line: string) => void) | undefined;
@@ -57,7 +59,7 @@ export class CopyIsolation implements Isolation, CopiedWorkspace {
     options: CopyIsolationOptions,
   ): Promise<CopyIsolation> {
     await stopSharing(docker, workspace, options.onProgress);
-    const plan = await planWorkspaceCopy(workspace, options.copyLimitBytes);
+    const plan = await planWorkspaceCopy(workspace, options.copyLimitBytes, options.copyMaxFiles);
     return new CopyIsolation(docker, plan, user, workdir, options);
   }
 

@@ -38,7 +38,7 @@ export async function exportCopyChanges(
   await container.stop({ t: 0 }).catch((error: unknown) => {
     if (dockerStatus(error) !== 304) throw error;
   });
-  const scan = await scanWorkspace(plan.root, plan.ignored);
+  const scan = await scanWorkspace(plan.root, plan.ignored, plan.maxEntries);
   // After hostTree: it adds the files it could not read to scan.skipped.
   const host = await hostTree(plan.root, scan);
   const skipped = [...plan.scan.skipped, ...scan.skipped].filter(
@@ -48,9 +48,12 @@ export async function exportCopyChanges(
   const sandbox = await readSandboxTree(await archiveOf(container, workdir), {
     stripPrefix: `${basename(workdir)}/`,
     maxTotalBytes: plan.limitBytes,
+    maxEntries: plan.maxEntries,
     host,
     keepFileBytes: limits.fileBytes,
     keepTotalBytes: 32 * limits.fileBytes,
+    // Every diff takes at least three lines, so no more files than this can be shown.
+    keepFiles: Math.ceil(limits.totalLines / 3) + 1,
   });
   const notCompared = [...skipped.map((s) => s.path), ...sandbox.undecodable];
   const leftOut = (path: string, isDirectory: boolean) =>

@@ -16,6 +16,11 @@ export interface StrictExtractOptions {
   maxFileBytes?: number | undefined;
   /** Most bytes written in total. Default 1 GiB. */
   maxTotalBytes?: number | undefined;
+  /**
+   * Most entries read (the archive root aside); past it, reading stops with a SandboxError. Default
+   * 100,000 (`--copy-max-files`).
+   */
+  maxEntries?: number | undefined;
   /** Owner for what is written, when harness runs as root (else files belong to whoever runs it). */
   chownTo?: { uid: number; gid: number } | undefined;
   /**

@@ -3,10 +3,13 @@
  * tar-stream extractor has none): see strict-paths.ts for the path rules. Hard links, devices and
  * fifos are refused, setuid/setgid/sticky bits stripped, sizes bounded, files written to a temp
  * file in the same directory (O_EXCL | O_NOFOLLOW) and renamed into place. A refused entry is
- * reported by name and reason and never stops the others; nothing outside `root` is touched.
+ * reported by name and reason and never stops the others; nothing outside `root` is touched. An
+ * archive with more entries than `maxEntries` stops the extraction (what was written stays).
  */
 import type { Readable } from "node:stream";
 import { extract as tarExtract } from "tar-stream";
+import { SandboxError } from "../../../errors.js";
+import { SANDBOX_DEFAULTS } from "../../sandbox-request.js";
 import { withBeneath } from "../paths/beneath.js";
 import { safeComponents } from "../paths/strict-paths.js";
 import { resolveLinksAgain } from "./recheck-written-links.js";
@@ -40,12 +43,20 @@ async function extractBeneath(
   source.pipe(extract);
   let prefix = options.stripPrefix ?? "";
   let first = true;
+  const maxEntries = options.maxEntries ?? SANDBOX_DEFAULTS.copyMaxFiles;
+  let entries = 0;
   for await (const entry of extract) {
     const name = entry.header.name;
     // Podman 4.3 names a stopped container's volume "/" (then "/a.txt", ...), not "workspace/":
     // the first entry says which naming the whole archive uses (as in copy/sandbox-tree.ts).
     if (first && name === "/" && entry.header.type === "directory" && prefix !== "") prefix = "/";
     first = false;
+    // Refusals are kept per entry: the count bounds them (and the time spent) too.
+    if (name !== prefix && `${name}/` !== prefix && ++entries > maxEntries) {
+      throw new SandboxError(
+        `the sandbox's archive holds more than ${maxEntries} files, directories and symlinks, over --copy-max-files; extraction stopped`,
+      );
+    }
     const refuse = (reason: string, path = name) => {
       result.refused.push({ path, reason });
       refusedPaths.push(path);
@@ -57,7 +68,7 @@ async function extractBeneath(
       else if (parts.length > 0) {
         const path = parts.join("/");
         const wanted = options.expected?.get(path);
-        seen.add(path);
+        if (wanted) seen.add(path);
         if (!options.expected || wanted) {
           const refused = await writeEntry(entry, parts, wanted, refusedPaths, state, options, result);
           if (refused) refuse(refused, path);

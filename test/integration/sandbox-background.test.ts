@@ -7,8 +7,8 @@ import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import { runSimpleExec } from "../../src/sandbox/docker/exec/exec-helper.js";
-import { MARKER_LEAD, WRAPPER_SCRIPT } from "../../src/sandbox/docker/exec/exec-scripts.js";
 import { runDockerExec } from "../../src/sandbox/docker/per-call/docker-exec.js";
+import { MARKER_LEAD, START_LEAD, wrapperScript } from "../../src/sandbox/docker/per-call/wrapper-script.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace } from "../support/workspace.js";
 import { loopbackLookup, privateStateHome } from "./egress-fixture.js";
@@ -34,10 +34,18 @@ async function wrapperCount(sandbox: DockerSandbox, command = "true"): Promise<n
  * (no CONFIG_PROC_CHILDREN, gVisor): the wrapper run with that path made to miss.
  */
 async function scannedCount(sandbox: DockerSandbox): Promise<number> {
-  const script = WRAPPER_SCRIPT.replaceAll("/proc/1/task/1/children", "/proc/1/task/1/no-such-file");
-  expect(script).not.toBe(WRAPPER_SCRIPT);
+  const script = wrapperScript().replaceAll("/proc/1/task/1/children", "/proc/1/task/1/no-such-file");
+  expect(script).not.toBe(wrapperScript());
   const container = new Docker().getContainer(sandbox.containerId);
-  const argv = ["harness-exec", "0123456789abcdef", sandbox.workdir, "true", sandbox.workdir];
+  const argv = [
+    "harness-exec",
+    "0123456789abcdef",
+    sandbox.workdir,
+    "true",
+    sandbox.workdir,
+    START_LEAD,
+    MARKER_LEAD,
+  ];
   const out = await runSimpleExec(
     container,
     ["/bin/sh", "-c", script, ...argv],

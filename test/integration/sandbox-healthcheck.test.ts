@@ -5,7 +5,7 @@
  */
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { HEALTHCHECK } from "../../src/sandbox/docker/container/container-spec.js";
+import { healthCheck } from "../../src/sandbox/docker/container/container-spec.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import { runSimpleExec } from "../../src/sandbox/docker/exec/exec-helper.js";
 import { skipDocker } from "../support/docker-available.js";
@@ -17,7 +17,7 @@ describe.skipIf(skipDocker)("the sandbox container's health check", { timeout: 1
     await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true, pidsLimit: 64 });
     const container = new Docker().getContainer(sandbox.containerId);
     const info = await container.inspect();
-    expect(info.Config.Healthcheck).toEqual(HEALTHCHECK);
+    expect(info.Config.Healthcheck).toEqual(healthCheck());
     // Docker probes first after one interval (5 min): until then it is "starting", never unhealthy.
     expect(info.State.Health?.Status).toBe("starting");
 

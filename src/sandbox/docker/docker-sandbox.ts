@@ -19,6 +19,7 @@ import type {
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { resolveSandboxUser } from "../sandbox-user.js";
 import { type AcquireResult, reviveContainer, waitUntilReady } from "./container/container-lifecycle.js";
+import { healthCommand } from "./container/container-scripts.js";
 import {
   containerCreateOptions,
   MACHINERY_USER,
@@ -37,7 +38,6 @@ import { isolationForEngine } from "./engine/remote-engine.js";
 import { checkRuntime } from "./engine/runtime-check.js";
 import { runSimpleExec } from "./exec/exec-helper.js";
 import { neverStarted, toExecResult } from "./exec/exec-outcome.js";
-import { HEALTH_SCRIPT } from "./exec/exec-scripts.js";
 import { ExecutorSlot } from "./executor/executor-slot.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import { BindIsolation } from "./isolation/bind-isolation.js";
@@ -353,7 +353,7 @@ export class DockerSandbox implements Sandbox {
     const state = await this.container.inspect().catch(() => undefined);
     if (!state?.State.Running) return "the sandbox container stopped during the command";
     try {
-      await runSimpleExec(this.container, ["/bin/sh", "-c", HEALTH_SCRIPT], this.settings.user);
+      await runSimpleExec(this.container, healthCommand(), this.settings.user);
       return "ok";
     } catch {
       return "the sandbox's process limit is exhausted (a fork bomb?) or it cannot start processes";

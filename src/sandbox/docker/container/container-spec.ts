@@ -8,7 +8,8 @@ import { type ProtectedMount, protectedBindMounts } from "../../host/git/protect
 import { parseUserIds } from "../../sandbox-user.js";
 import { EGRESS_MOUNT } from "../egress/egress-relay-script.js";
 import { DOCKER_ENGINE, type EngineSettings } from "../engine/engine-kind.js";
-import { CONTAINER_HEALTH_SCRIPT, INIT_SCRIPT, STATE_DIR } from "../exec/exec-scripts.js";
+import { STATE_DIR } from "../exec/exec-scripts.js";
+import { containerHealthCommand, initCommand } from "./container-scripts.js";
 import { seccompSecurityOpt } from "./seccomp-profile.js";
 
 /** How a workspace's sandbox container is set up. Every field has a CLI flag or a fixed reason. */
@@ -174,8 +175,8 @@ export function hostConfig(s: SandboxSettings, engine: EngineSettings = DOCKER_E
 }
 
 /**
- * Docker's health check (CIS 5.26): every 5 minutes the engine execs CONTAINER_HEALTH_SCRIPT as the
- * container's user; three failures in a row mark the container unhealthy (`docker ps` shows it).
+ * Docker's health check (CIS 5.26): every 5 minutes the engine execs health.sh as the container's
+ * user (the machinery's); three failures in a row mark the container unhealthy (`docker ps` shows it).
  * harness does not wait on it: it checks the container itself before use and after a failed command.
  *
  * Why so seldom: a probe is an exec, and runc entering the container is nearly all of its cost:
@@ -185,17 +186,14 @@ export function hostConfig(s: SandboxSettings, engine: EngineSettings = DOCKER_E
  * would cost ten times as much for a status nobody acts on sooner.
  *
  * Why it disturbs nothing: the probe is one `sh` of builtins, one pid for about 10 ms, with no
- * children. Its parent is outside the container, so the background count (WRAPPER_SCRIPT) skips it.
+ * children. Its parent is outside the container, so the background count skips it.
  * If the end of a run (end-of-run.ts) catches it, `docker top` shows a third process and the
- * run's end spends one kill exec (~100 ms) it could have saved; a timeout kill (KILL_SCRIPT) that
- * catches it kills it with the command's processes. Either way it counts as one failed probe of three.
+ * run's end spends one kill exec (~100 ms) it could have saved. It runs as root, so no command's kill
+ * reaches it. Either way it counts as one failed probe of three.
  */
-export const HEALTHCHECK: Docker.HealthConfig = {
-  Test: ["CMD", "/bin/sh", "-c", CONTAINER_HEALTH_SCRIPT],
-  Interval: 300e9,
-  Timeout: 10e9,
-  Retries: 3,
-};
+export function healthCheck(): Docker.HealthConfig {
+  return { Test: ["CMD", ...containerHealthCommand()], Interval: 300e9, Timeout: 10e9, Retries: 3 };
+}
 
 /** The full create request, minus name and labels; `engine` changes only what Podman reads otherwise. */
 export function containerCreateOptions(
@@ -204,7 +202,7 @@ export function containerCreateOptions(
 ): Docker.ContainerCreateOptions {
   return {
     Image: s.image,
-    Cmd: ["/bin/sh", "-c", INIT_SCRIPT],
+    Cmd: initCommand(),
     User: rootMachinery(engine) ? MACHINERY_USER : s.user,
     WorkingDir: s.workdir,
     Env: sandboxEnv(),
@@ -212,7 +210,7 @@ export function containerCreateOptions(
     OpenStdin: false,
     AttachStdin: false,
     StopTimeout: 1,
-    Healthcheck: HEALTHCHECK,
+    Healthcheck: healthCheck(),
     NetworkDisabled: s.network === "none",
     HostConfig: hostConfig(s, engine),
   };

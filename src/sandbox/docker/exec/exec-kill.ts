@@ -1,6 +1,6 @@
 /**
  * Stopping a running command. The Engine API has no call that kills an exec, so a second exec
- * runs KILL_SCRIPT: TERM, a grace, then KILL to the wrapper's process group, to every process
+ * runs kill.sh: TERM, a grace, then KILL to the wrapper's process group, to every process
  * carrying the command's tag, and to every process younger than the wrapper. What it could not end
  * comes back as survivors; when the kill exec itself cannot run (no pids left, a wedged engine), the
  * container has to be restarted instead.
@@ -10,7 +10,7 @@ import type Docker from "dockerode";
 import type { CompletionReason } from "../per-call/exec-completion.js";
 import type { StartLineReader, WrapperStart } from "../per-call/start-line.js";
 import { runSimpleExec } from "./exec-helper.js";
-import { KILL_SCRIPT } from "./exec-scripts.js";
+import { killCommand } from "./exec-scripts.js";
 
 const log = createDebug("harness:exec");
 
@@ -86,7 +86,7 @@ export class ExecKill {
 }
 
 /**
- * Runs KILL_SCRIPT from a fresh exec as `user`: TERM, the grace, then KILL to the process group of
+ * Runs kill.sh from a fresh exec as `user`: TERM, the grace, then KILL to the process group of
  * `pid`, every process tagged `tag`, and (with `startTime`) every process younger than that. Resolves
  * with the pids still running after it; rejects when the exec itself cannot run.
  */
@@ -97,16 +97,7 @@ export async function runKillScript(
 ): Promise<string[]> {
   const out = await runSimpleExec(
     container,
-    [
-      "/bin/sh",
-      "-c",
-      KILL_SCRIPT,
-      "harness-kill",
-      target.tag,
-      String(target.graceSeconds),
-      target.pid,
-      target.startTime,
-    ],
+    killCommand(target.tag, target.graceSeconds, target.pid, target.startTime),
     user,
     // The grace, a few rounds of KILL, and room for a slow engine.
     target.graceSeconds * 1000 + 10_000,

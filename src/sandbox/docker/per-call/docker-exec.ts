@@ -10,12 +10,13 @@ import type Docker from "dockerode";
 import { type BackgroundProcess, listBackgroundProcesses } from "../exec/background-processes.js";
 import type { StreamName } from "../exec/demux.js";
 import { armKill, ExecKill } from "../exec/exec-kill.js";
-import { EXEC_TAG_VAR, WRAPPER_SCRIPT } from "../exec/exec-scripts.js";
+import { EXEC_TAG_VAR } from "../exec/exec-scripts.js";
 import { startExec } from "../exec/exec-start.js";
 import type { OutputBuffer } from "../exec/output-buffer.js";
 import { connectionLost, watchCompletion } from "./exec-completion.js";
 import { readCommandEnd } from "./exec-end-report.js";
 import { AttachStreamOutput } from "./exec-output.js";
+import { wrapperCommand } from "./wrapper-script.js";
 
 const log = createDebug("harness:exec");
 
@@ -134,7 +135,7 @@ export async function runDockerExec(container: Docker.Container, req: ExecReques
 /** The command's exec: the wrapper, with the command and the start directory as arguments. */
 function wrapperExec(req: ExecRequest, nonce: string): Docker.ExecCreateOptions {
   return {
-    Cmd: ["/bin/sh", "-c", WRAPPER_SCRIPT, "harness-exec", nonce, req.workdir, req.command, req.startDir],
+    Cmd: wrapperCommand(nonce, req.workdir, req.command, req.startDir),
     // The tag last: nothing passed in can replace it.
     Env: [...(req.env ?? []), `${EXEC_TAG_VAR}=${nonce}`],
     User: req.user,

@@ -5,11 +5,11 @@
  * stream (`OutputFlow`). Neither the start line nor a marker reaches the caller as output.
  */
 import { Demuxer, type StreamName } from "../exec/demux.js";
-import { MARKER_LEAD, START_LEAD } from "../exec/exec-scripts.js";
 import { OutputBuffer } from "../exec/output-buffer.js";
 import { deliverChunk, OutputFlow } from "../exec/output-flow.js";
 import { EndMarkerScanner } from "./end-marker.js";
 import { StartLineReader } from "./start-line.js";
+import { MARKER_LEAD, START_LEAD } from "./wrapper-script.js";
 
 export interface AttachStreamOutputOptions {
   headBytes: number;

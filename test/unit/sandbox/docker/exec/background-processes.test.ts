@@ -4,7 +4,7 @@ import {
   listBackgroundProcesses,
   type TopResult,
 } from "../../../../../src/sandbox/docker/exec/background-processes.js";
-import { INIT_CHILD, INIT_SCRIPT } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
+import { INIT_CHILD } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import { runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
 import { execRequest, FakeContainer } from "./fake-docker.js";
 
@@ -16,7 +16,7 @@ function top(...extra: string[][]): TopResult {
   return {
     Titles: TITLES,
     Processes: [
-      [INIT, "6318", "0", "Ss", "900", `/bin/sh -c ${INIT_SCRIPT}`],
+      [INIT, "6318", "0", "Ss", "900", "/bin/sh -c # shellcheck shell=sh … harness-init 2147483647"],
       ["6384", INIT, "0", "S", "900", INIT_CHILD],
       ...extra,
     ],

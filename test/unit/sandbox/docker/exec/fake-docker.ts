@@ -6,8 +6,8 @@
  */
 import { PassThrough } from "node:stream";
 import type Docker from "dockerode";
-import { MARKER_LEAD, START_LEAD } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import type { ExecRequest } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
+import { MARKER_LEAD, START_LEAD } from "../../../../../src/sandbox/docker/per-call/wrapper-script.js";
 
 /** One frame of Docker's attach stream: type byte, three zero bytes, big-endian length, payload. */
 export function frame(type: number, payload: string | Buffer): Buffer {

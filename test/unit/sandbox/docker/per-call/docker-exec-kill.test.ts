@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { runSimpleExec } from "../../../../../src/sandbox/docker/exec/exec-helper.js";
-import { KILL_SCRIPT, MARKER_LEAD, START_LEAD } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
+import { killCommand } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import { type ExecRequest, runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
+import { MARKER_LEAD, START_LEAD } from "../../../../../src/sandbox/docker/per-call/wrapper-script.js";
 import {
   execRequest,
   FAKE_WRAPPER_PID,
@@ -41,16 +42,7 @@ describe("runDockerExec timeouts and cancels", () => {
     const nonce = fake.created[0]?.Cmd?.[4];
     // The wrapper's pid and start time come from its start line on the exec stream, not from a file.
     expect(fake.killCmds).toEqual([
-      [
-        "/bin/sh",
-        "-c",
-        KILL_SCRIPT,
-        "harness-kill",
-        nonce,
-        "3",
-        String(FAKE_WRAPPER_PID),
-        FAKE_WRAPPER_START,
-      ],
+      killCommand(String(nonce), 3, String(FAKE_WRAPPER_PID), FAKE_WRAPPER_START),
     ]);
     expect(fake.created[1]?.User).toBe("1000:1000");
   });
@@ -61,7 +53,7 @@ describe("runDockerExec timeouts and cancels", () => {
     });
     const outcome = await runDockerExec(fake.container, request({ timeoutMs: 50 }));
     expect(outcome.timedOut).toBe(true);
-    expect(fake.killCmds[0]?.slice(-2)).toEqual([String(FAKE_WRAPPER_PID), FAKE_WRAPPER_START]);
+    expect(fake.killCmds[0]?.slice(-3, -1)).toEqual([String(FAKE_WRAPPER_PID), FAKE_WRAPPER_START]);
     expect(outcome.stdout.toString()).toBe(`${START_LEAD}${fake.created[0]?.Cmd?.[4]}:1:0\n`);
   });
 
@@ -69,7 +61,7 @@ describe("runDockerExec timeouts and cancels", () => {
     const fake = new FakeContainer((run) => run.stdout("compiling\n"), false);
     const outcome = await runDockerExec(fake.container, request({ timeoutMs: 50 }));
     expect(outcome).toMatchObject({ timedOut: true, killFailed: false });
-    expect(fake.killCmds[0]?.slice(-2)).toEqual(["", ""]);
+    expect(fake.killCmds[0]?.slice(-3, -1)).toEqual(["", ""]);
     expect(outcome.stdout.toString()).toBe("compiling\n");
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StreamName } from "../../../../../src/sandbox/docker/exec/demux.js";
-import { MARKER_LEAD } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import { type ExecRequest, runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
+import { MARKER_LEAD, START_LEAD } from "../../../../../src/sandbox/docker/per-call/wrapper-script.js";
 import {
   execRequest,
   FakeContainer,
@@ -25,7 +25,15 @@ describe("runDockerExec", () => {
     expect(nonce).toMatch(/^[0-9a-f]{16}$/);
     expect(second?.Cmd?.[4]).not.toBe(nonce);
     expect(first?.Cmd?.slice(0, 2)).toEqual(["/bin/sh", "-c"]);
-    expect(first?.Cmd?.slice(3)).toEqual(["harness-exec", nonce, "/work", "ls -la", "/work"]);
+    expect(first?.Cmd?.slice(3)).toEqual([
+      "harness-exec",
+      nonce,
+      "/work",
+      "ls -la",
+      "/work",
+      START_LEAD,
+      MARKER_LEAD,
+    ]);
     expect(second?.Cmd?.[7]).toBe("/tmp/a dir");
     expect(first).toMatchObject({
       Env: [`HARNESS_EXEC=${nonce}`],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MARKER_LEAD } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import { EndMarkerScanner } from "../../../../../src/sandbox/docker/per-call/end-marker.js";
+import { MARKER_LEAD } from "../../../../../src/sandbox/docker/per-call/wrapper-script.js";
 import { randomChunks, seededRandom } from "../exec/fake-docker.js";
 
 const NONCE = "0123456789abcdef";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { START_LEAD } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import { StartLineReader, type WrapperStart } from "../../../../../src/sandbox/docker/per-call/start-line.js";
+import { START_LEAD } from "../../../../../src/sandbox/docker/per-call/wrapper-script.js";
 
 const NONCE = "0123456789abcdef";
 const LINE = `${START_LEAD}${NONCE}:812:4471932\n`;

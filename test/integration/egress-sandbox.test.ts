@@ -3,12 +3,14 @@
  * relay inside and the gateway on the host, reaching origin servers on the host's loopback (the
  * gateway is told allowPrivate, and resolves documentation names to loopback).
  */
+
 import { existsSync, readdirSync } from "node:fs";
 import Docker from "dockerode";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, SandboxError } from "../../src/errors.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import type { DockerSandboxOptions } from "../../src/sandbox/docker/docker-sandbox-options.js";
+import { runSimpleExec } from "../../src/sandbox/docker/exec/exec-helper.js";
 import { egressSocketDir } from "../../src/state/state-dir.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace } from "../support/workspace.js";
@@ -110,14 +112,21 @@ python3 -c "import ssl; print(ssl.get_server_certificate(('${ORIGIN}', ${tlsOrig
     expect(inContainer).toBe("0");
   });
 
-  it("starts the relay again when a command killed it, and says so once", async () => {
+  it("a command cannot end the relay; one that ended anyway is started again, said once", async () => {
     using ws = makeWorkspace();
     await using sandbox = await DockerSandbox.open(options(ws.path));
+    // The relay is the machinery's (root): `kill -9 -1` from a command does not reach it (issue 19).
     const killed = await sandbox.exec("kill -9 -1");
     expect(killed.notices).toEqual([]);
-    const again = await sandbox.exec(pythonGet(`http://${ORIGIN}:${origin.port}/after-kill`));
+    const still = await sandbox.exec(pythonGet(`http://${ORIGIN}:${origin.port}/after-kill`));
+    expect(still.notices).toEqual([]);
+    expect(still.stdout).toBe("STATUS 200\norigin-ok /after-kill\n");
+    // Ended from outside (as root, as the kernel's OOM killer might): the next command starts it again.
+    const relayKill = `for d in /proc/[0-9]*; do [ "\${d#/proc/}" = $$ ] && continue; case "$(tr '\\0' ' ' < $d/cmdline 2>/dev/null)" in */run/harness-egress/*) kill -9 \${d#/proc/} ;; esac; done; true`;
+    await runSimpleExec(new Docker().getContainer(sandbox.containerId), ["/bin/sh", "-c", relayKill], "0:0");
+    const again = await sandbox.exec(pythonGet(`http://${ORIGIN}:${origin.port}/after-restart`));
     expect(again.notices).toEqual([expect.stringContaining("network relay had stopped")]);
-    expect(again.stdout).toBe("STATUS 200\norigin-ok /after-kill\n");
+    expect(again.stdout).toBe("STATUS 200\norigin-ok /after-restart\n");
     const third = await sandbox.exec("true");
     expect(third.notices).toEqual([]);
   });

@@ -9,10 +9,12 @@ describe.skipIf(skipDocker)("DockerSandbox recovery", () => {
     using ws = makeWorkspace();
     await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true });
     await sandbox.exec("cd /tmp");
-    const killed = await sandbox.exec("kill -9 -1", { timeoutMs: 20_000 });
-    expect(killed.failed).toBe(true);
-    const next = await sandbox.exec("echo alive");
-    expect(next).toMatchObject({ stdout: "alive\n", exitCode: 0 });
+    // Everything of the sandbox user but the shell sending it dies; harness's machinery is root and
+    // out of its reach (issue 19), so the call ends as the shell does, and nothing needs restarting.
+    const killed = await sandbox.exec("sleep 60 & kill -9 -1; echo sent", { timeoutMs: 20_000 });
+    expect(killed).toMatchObject({ stdout: "sent\n", exitCode: 0, notices: [] });
+    const next = await sandbox.exec("echo alive; pwd");
+    expect(next).toMatchObject({ stdout: "alive\n/tmp\n", exitCode: 0, notices: [] });
   });
 
   it("recovers from a fork bomb that exhausts the pid limit", async () => {

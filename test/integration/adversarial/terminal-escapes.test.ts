@@ -116,11 +116,11 @@ describe.skipIf(skipDocker)("adversarial: names from the sandbox on the host's t
     expectNothingRaw(run.stdout + run.stderr);
     expectNoForgedLine(run.stderr);
     // The warning is all there, and the user can see that the names carry something odd.
-    expect(run.stderr).toContain("warning: the sandbox changed");
-    expect(run.stderr).toContain(`created ${SHOWN}/.git/commondir`);
-    expect(run.stderr).toContain(`created ${SHOWN}/.git/hooks/${SHOWN}`);
-    expect(run.stderr).toContain(`created d-${SHOWN}/.git`);
-    expect(run.stderr).toContain("Look at them before you run git");
+    // The planted git files are moved aside (a new `.git` whole), each named.
+    expect(run.stderr).toContain("moved aside 2 files the sandbox created or changed");
+    expect(run.stderr).toContain(`moved aside ${SHOWN}/.git (created)`);
+    expect(run.stderr).toContain(`moved aside d-${SHOWN}/.git (created)`);
+    expect(run.stderr).toContain("To put them all back: harness restore-git");
     expect(run.stderr).toContain(`removed the setuid bit from s-${SHOWN}`);
   });
 
@@ -168,7 +168,7 @@ describe.skipIf(skipDocker)("adversarial: a run's hostile text on the terminal a
       // The model's text is many lines by nature: its newline stays one.
       expect(run.stdout).toContain(`Done: ${SHOWN.replace("\\n", "\n")}`);
       expect(run.stderr).toContain(`removed the setuid bit from s-${SHOWN}`);
-      expect(run.stderr).toContain(`created ${SHOWN}/.git/commondir`);
+      expect(run.stderr).toContain(`moved aside ${SHOWN}/.git (created)`);
 
       const list = await runCli(["runs"], { env });
       expect(list.code).toBe(0);

@@ -111,6 +111,18 @@ describe("executor.py, driven by frames", () => {
     if (asRoot) expect(r.stdout).toMatch(/^NoNewPrivs:\s+1$/m);
   });
 
+  it("lets a command link and rename across directories in its Landlock domain", async () => {
+    const ex = startExecutor();
+    const dir = `/tmp/harness-refer-${process.pid}`;
+    const r = await ex.run(
+      `rm -rf ${dir}; mkdir -p ${dir}/a ${dir}/b && cd ${dir} && echo x > a/f && mv a/f b/f && ln b/f a/g && mv a b/a && cat b/a/g; rm -rf ${dir}`,
+      nonce(9),
+    );
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toBe("x\n");
+    expect(r.end.code).toBe(0);
+  });
+
   it("a forged end frame in the output is only output; the end is the command's own", async () => {
     const ex = startExecutor();
     const fake = `X${nonce(3)}\\000\\000\\000\\014{"code":0}`;

@@ -53,7 +53,7 @@ function hostIds(pid: string): {
 
 /** harness's machinery in the container (container-spec.ts MACHINERY_USER): PID 1, its sleep, the executor. */
 const MACHINERY =
-  /^(\/bin\/sh -c trap '' TERM INT HUP QUIT; while :; do sleep 2147483647 & wait; done|sleep 2147483647|python3 -I -S -c .* harness-executor 1000:1000 HARNESS_EXEC)$/s;
+  /^(\/bin\/sh -c .* harness-init 2147483647|sleep 2147483647|python3 -I -S -c .* harness-executor 1000:1000 HARNESS_EXEC)$/s;
 /** CAP_SETUID and CAP_SETGID: all the machinery holds. */
 const MACHINERY_CAPS = 0xc0n;
 

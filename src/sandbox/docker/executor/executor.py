@@ -577,6 +577,31 @@ class Call:
         pids.pop(self.pid, None)
 
 
+def read_cwd(pid):
+    """The stopped shell's working directory. Acting as the commands' uid, the executor may read it
+    on Linux, which checks the filesystem uid. gVisor checks the real uid and lets only an ancestor
+    look, so there the executor takes the commands' uid and gid as its real ones for that one readlink
+    (its saved ids, 0, bring it back): for that moment a command's process could signal it, never trace it."""
+    path = "/proc/%d/cwd" % pid
+    try:
+        return os.readlink(path)
+    except PermissionError:
+        if not ROOT:
+            return None
+    except OSError:
+        return None
+    try:
+        os.setresgid(GID, -1, -1)
+        os.setresuid(UID, -1, -1)
+        try:
+            return os.readlink(path)
+        finally:
+            os.setresuid(0, -1, -1)
+            os.setresgid(0, -1, -1)
+    except OSError:
+        return None
+
+
 def reap():
     while True:
         try:
@@ -594,10 +619,7 @@ def reap():
         call = pids.get(pid)
         if os.WIFSTOPPED(status):
             if call is not None and call.kill is None:
-                try:
-                    call.cwd = os.readlink("/proc/%d/cwd" % pid)
-                except OSError:
-                    pass
+                call.cwd = read_cwd(pid)
             try:
                 os.kill(pid, signal.SIGCONT)
             except OSError:

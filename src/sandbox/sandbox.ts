@@ -129,6 +129,11 @@ export interface EgressRecord {
    * the run had the gateway look up: each distinct name looked up on the host appears once, here.
    */
   lookedUp?: string | undefined;
+  /**
+   * `--secret` names whose value the gateway put into this request (never the values), or, on a
+   * refusal for a placeholder sent to the wrong host, the secret it belonged to.
+   */
+  secrets?: string[] | undefined;
   /** Bytes on the wire to the origin (request lines, headers, bodies, framing), and back. */
   bytesUp: number;
   bytesDown: number;

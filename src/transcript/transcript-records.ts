@@ -166,6 +166,8 @@ export interface EgressTranscriptRecord extends RecordBase<"egress"> {
   status?: number;
   /** A name under a wildcard entry looked up on the host for the first time in the run (each once). */
   lookedUp?: string;
+  /** `--secret` names whose value the gateway put into the request (never the value), or the one refused. */
+  secrets?: string[];
   /** Bytes from the sandbox to the origin. */
   bytesUp: number;
   /** Bytes from the origin to the sandbox. */

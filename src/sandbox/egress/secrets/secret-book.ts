@@ -77,6 +77,11 @@ export class SecretBook {
     return this.#secrets.some((s) => belongsTo(s.entry, host, port));
   }
 
+  /** The names of the secrets that go to `host:port`: what its responses are masked for. */
+  ownSecrets(host: string, port: number): string[] {
+    return this.#secrets.filter((s) => belongsTo(s.entry, host, port)).map((s) => s.name);
+  }
+
   /**
    * The decision on a request's head to `host:port`: any placeholder of a secret that does not
    * belong there, in any spelling, refuses it; the placeholders of those that do are swapped for
@@ -139,7 +144,10 @@ export class SecretBook {
   #masks(used: readonly string[]): Replacement[] {
     return this.#secrets
       .filter((s) => used.includes(s.name))
-      .map((s) => ({ from: Buffer.from(s.value), to: Buffer.from(s.placeholder) }));
+      .flatMap((s) => {
+        const forms = new Set([s.value, encodeURIComponent(s.value)]);
+        return [...forms].map((form) => ({ from: Buffer.from(form), to: Buffer.from(s.placeholder) }));
+      });
   }
 
   /** Response header lines with the values of `used` put back to their placeholders. */

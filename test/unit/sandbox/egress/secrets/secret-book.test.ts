@@ -16,9 +16,10 @@ function book(inBody = false): { book: SecretBook; placeholder: string } {
 
 async function through(streams: NodeJS.ReadWriteStream[], chunks: string[]): Promise<string> {
   const out: Buffer[] = [];
-  await pipeline(
+  const run = pipeline as unknown as (...streams: unknown[]) => Promise<void>;
+  await run(
     Readable.from(chunks.map((c) => Buffer.from(c))),
-    ...(streams as never[]),
+    ...streams,
     async (source: AsyncIterable<Buffer>) => {
       for await (const chunk of source) out.push(chunk);
     },

@@ -10,6 +10,7 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { ConfigError } from "../../errors.js";
 import { type CallTag, EgressGateway } from "../egress/egress-gateway.js";
+import { trustEnv } from "../egress/secrets/trust-env.js";
 import { egressSocketDir } from "../host/state-dir.js";
 import { parseUserIds } from "../host/workspace.js";
 import type { EgressMonitor } from "../sandbox.js";
@@ -66,6 +67,8 @@ export class EgressSession {
       idleMs: options.egressIdleMs ?? d.egressIdleMs,
       maxConnectionMs: options.egressMaxConnectionMs ?? d.egressMaxConnectionMs,
       ...(options.egressLookup ? { lookup: options.egressLookup } : {}),
+      secrets: egress.secrets,
+      upstreamCa: options.egressUpstreamCa,
       currentCall: () => session?.call,
     });
     session = new EgressSession(gateway, socketDir, user, machineryUser);
@@ -109,7 +112,15 @@ export class EgressSession {
 
   /** The proxy variables for a command: empty when no relay runs (then the command has no network). */
   env(): string[] {
-    return this.relay ? egressEnv(this.relay.port) : [];
+    if (!this.relay) return [];
+    const trust = this.gateway.trustFiles;
+    return [
+      ...egressEnv(this.relay.port),
+      ...(trust === undefined
+        ? []
+        : trustEnv(`${EGRESS_MOUNT}/${trust.ca}`, `${EGRESS_MOUNT}/${trust.bundle}`)),
+      ...this.gateway.secretEnv(),
+    ];
   }
 
   /** From now until `endCall`, connections belong to `callId`; the tag collects their denials. */

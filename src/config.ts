@@ -8,6 +8,7 @@ import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
 import { parseSandboxUser } from "./sandbox/docker/sandbox-user.js";
 import { parseAllowEntry } from "./sandbox/egress/allowlist.js";
+import { parseSecretSpec, type SecretGrant, SecretValue } from "./sandbox/egress/secrets/secret-grant.js";
 import { normalizeProtectPath } from "./sandbox/host/protected-paths.js";
 import { type EgressRequest, SANDBOX_DEFAULTS, type SandboxRequest } from "./sandbox/sandbox-request.js";
 
@@ -42,6 +43,10 @@ export interface CliFlags {
   allowHost?: string[];
   /** `--allow PRESET` (repeatable): npm, pypi (pip), git=HOST. */
   allow?: string[];
+  /** `--secret NAME@HOST` (repeatable): NAME's value goes to HOST only, through the gateway. */
+  secret?: string[];
+  /** `--secret-in-body NAME` (repeatable): also swap NAME's placeholder in request bodies. */
+  secretInBody?: string[];
   /** `--allow-private`: allowed names may resolve to private and loopback addresses. */
   allowPrivate?: boolean;
   /** `--egress-limit SIZE`: most bytes through the gateway per run. */
@@ -234,7 +239,8 @@ function loadEgressConfig(
   );
   const allowPrivate = flags.allowPrivate === true;
   const wildcardNames = positiveNumber("--egress-wildcard-names", flags.egressWildcardNames);
-  if (hosts.length === 0 && presets.length === 0) {
+  const secrets = loadSecrets(env, flags);
+  if (hosts.length === 0 && presets.length === 0 && secrets.length === 0) {
     if (inherited !== undefined && network === SANDBOX_DEFAULTS.network && inherited.allowHosts.length > 0) {
       const entries = inherited.allowHosts.map((text) => checkedEntry(text, "the recorded allow entry"));
       const limit = limitBytes ?? inherited.limitBytes;
@@ -257,7 +263,40 @@ function loadEgressConfig(
     const flag = preset.kind === "git" ? `--allow git=${preset.host}` : `--allow ${preset.kind}`;
     for (const text of allowPresetHosts(preset, env)) entries.push(checkedEntry(text, flag));
   }
-  return egressConfig([...new Set(entries)], allowPrivate, limitBytes, wildcardNames);
+  const config = egressConfig([...new Set(entries)], allowPrivate, limitBytes, wildcardNames);
+  return secrets.length === 0 ? config : Object.freeze({ ...config, secrets });
+}
+
+/**
+ * `--secret NAME@HOST` (or HARNESS_SECRETS, entries separated by spaces), each value read from
+ * `env[NAME]` now. A `.env` the sandbox may have written never sets NAME (dotenv-keys.ts guards
+ * every key it does not know) nor HARNESS_SECRETS (a widening key).
+ */
+function loadSecrets(env: NodeJS.ProcessEnv, flags: CliFlags): SecretGrant[] {
+  const fromEnv = flags.secret === undefined;
+  const texts = flags.secret ?? (env["HARNESS_SECRETS"] ?? "").split(/\s+/).filter((t) => t !== "");
+  const flag = fromEnv ? "HARNESS_SECRETS" : "--secret";
+  const inBody = new Set(flags.secretInBody ?? []);
+  const grants: SecretGrant[] = [];
+  for (const text of texts) {
+    const parsed = parseSecretSpec(text);
+    if (!parsed.ok) throw new ConfigError(`${flag} '${text}': ${parsed.reason}`);
+    const { name, host } = parsed.spec;
+    if (grants.some((g) => g.name === name)) throw new ConfigError(`${flag}: ${name} is given twice`);
+    const value = env[name];
+    if (value === undefined || value === "") {
+      throw new ConfigError(
+        `${flag} ${name}@${host}: ${name} is not set in harness's environment (export it, or put it in a .env that no sandbox can write)`,
+      );
+    }
+    grants.push({ name, host, inBody: inBody.has(name), value: new SecretValue(name, value) });
+  }
+  for (const name of inBody) {
+    if (!grants.some((g) => g.name === name)) {
+      throw new ConfigError(`--secret-in-body ${name}: no --secret ${name}@HOST to go with it`);
+    }
+  }
+  return grants;
 }
 
 function checkedEntry(text: string, flag: string): string {

@@ -32,6 +32,8 @@ const WIDENING_SETTINGS: Readonly<Record<string, string>> = {
   allowHost: "--allow-host",
   allow: "--allow",
   allowPrivate: "--allow-private",
+  secret: "--secret",
+  secrets: "--secret",
 };
 
 type SettingKey = keyof typeof TASK_SETTINGS;

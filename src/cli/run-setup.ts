@@ -58,8 +58,19 @@ export function agentLimits(config: AgentConfig): AgentLimits {
 }
 
 /** Allowlist mode as configured (presets resolved), so a replay gets the same allowlist. */
-export function runStartEgress({ allowHosts, allowPrivate, limitBytes }: EgressConfig): RunStartEgress {
-  return { allowHosts: [...allowHosts], allowPrivate, limitBytes };
+export function runStartEgress({
+  allowHosts,
+  allowPrivate,
+  limitBytes,
+  secrets,
+}: EgressConfig): RunStartEgress {
+  const names = (secrets ?? []).map((s) => `${s.name}@${s.host}`);
+  return {
+    allowHosts: [...allowHosts],
+    allowPrivate,
+    limitBytes,
+    ...(names.length > 0 ? { secrets: names } : {}),
+  };
 }
 
 /** Where a transcript's cut outputs are saved: beside it, outside the workspace. */

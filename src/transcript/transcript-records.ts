@@ -47,6 +47,8 @@ export interface RunStartEgress {
   allowPrivate: boolean;
   /** Most bytes the run's connections could carry (`--egress-limit`). */
   limitBytes: number;
+  /** `--secret` grants as `NAME@host:ports` (never a value); a replay needs each flag again. */
+  secrets?: string[];
 }
 
 /** A user text the loop sent: the task, or a nudge such as "continue in smaller steps". */

@@ -8,7 +8,8 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage } from "node:https";
+import type { IncomingMessage } from "node:http";
+import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,7 +38,10 @@ interface Seen {
 }
 
 /** An HTTPS origin that records every request, whole, and answers with what it saw. */
-async function recordingOrigin(tls: { cert: string; key: string }): Promise<{ port: number; seen: Seen[]; close: () => void }> {
+async function recordingOrigin(tls: {
+  cert: string;
+  key: string;
+}): Promise<{ port: number; seen: Seen[]; close: () => void }> {
   const seen: Seen[] = [];
   const server = createServer(tls, (req, res) => {
     const chunks: Buffer[] = [];
@@ -122,8 +126,18 @@ describe.skipIf(skipDocker)("secrets that never enter the sandbox", { timeout: 3
         allowHosts: [`${OTHER}:${other.port}`],
         allowPrivate: true,
         secrets: [
-          { name: "API_TOKEN", host: `${API}:${api.port}`, inBody: false, value: new SecretValue("API_TOKEN", API_VALUE) },
-          { name: "GIT_TOKEN", host: `${GIT}:${git.port}`, inBody: false, value: new SecretValue("GIT_TOKEN", GIT_VALUE) },
+          {
+            name: "API_TOKEN",
+            host: `${API}:${api.port}`,
+            inBody: false,
+            value: new SecretValue("API_TOKEN", API_VALUE),
+          },
+          {
+            name: "GIT_TOKEN",
+            host: `${GIT}:${git.port}`,
+            inBody: false,
+            value: new SecretValue("GIT_TOKEN", GIT_VALUE),
+          },
         ],
       },
       egressLookup: loopbackLookup([API, GIT, OTHER]).lookup,
@@ -141,7 +155,9 @@ describe.skipIf(skipDocker)("secrets that never enter the sandbox", { timeout: 3
   });
 
   it("curl and python send a Bearer placeholder; the origin gets the value; the sandbox sees only the placeholder", async () => {
-    const curl = await run(`curl -sS --fail-with-body -H "Authorization: Bearer $API_TOKEN" https://${API}:${api.port}/v1/curl`);
+    const curl = await run(
+      `curl -sS --fail-with-body -H "Authorization: Bearer $API_TOKEN" https://${API}:${api.port}/v1/curl`,
+    );
     expect(curl, curl.stderr).toMatchObject({ exitCode: 0 });
     expect(api.seen.at(-1)?.headers.authorization).toBe(`Bearer ${API_VALUE}`);
     expect(curl.stdout).toMatch(/^saw Bearer harness-secret-API_TOKEN-[0-9a-f]{32} \/v1\/curl\n$/);

@@ -6,7 +6,8 @@
  */
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:https";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,7 +58,9 @@ export async function startGitSmartHttps(
         PATH_INFO: decodeURIComponent(url.pathname),
         QUERY_STRING: url.search.slice(1),
         CONTENT_TYPE: request.headers["content-type"] ?? "",
-        ...(request.headers["content-encoding"] ? { HTTP_CONTENT_ENCODING: request.headers["content-encoding"] } : {}),
+        ...(request.headers["content-encoding"]
+          ? { HTTP_CONTENT_ENCODING: request.headers["content-encoding"] }
+          : {}),
         GIT_COMMITTER_NAME: "harness tests",
         GIT_COMMITTER_EMAIL: "tests@example.org",
       },

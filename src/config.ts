@@ -8,6 +8,7 @@ import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
 import { parseSandboxUser } from "./sandbox/docker/sandbox-user.js";
 import { parseAllowEntry } from "./sandbox/egress/allowlist.js";
+import { parseRequestRule } from "./sandbox/egress/request-rules.js";
 import { parseSecretSpec, type SecretGrant, SecretValue } from "./sandbox/egress/secrets/secret-grant.js";
 import { normalizeProtectPath } from "./sandbox/host/protected-paths.js";
 import { type EgressRequest, SANDBOX_DEFAULTS, type SandboxRequest } from "./sandbox/sandbox-request.js";
@@ -45,6 +46,8 @@ export interface CliFlags {
   allow?: string[];
   /** `--secret NAME@HOST` (repeatable): NAME's value goes to HOST only, through the gateway. */
   secret?: string[];
+  /** `--allow-request METHODS@HOST/PATH` (repeatable): narrows an allowed host. Flag only. */
+  allowRequest?: string[];
   /** `--secret-in-body NAME` (repeatable): also swap NAME's placeholder in request bodies. */
   secretInBody?: string[];
   /** `--allow-private`: allowed names may resolve to private and loopback addresses. */
@@ -106,7 +109,7 @@ export interface SandboxConfigOptions {
    * Allowlist mode to use when neither flags nor env name an allow entry and the network is "none"
    * (replay: the recording's). `allowPrivate` is never taken from here: only the flag gives it.
    */
-  inheritEgress?: Pick<EgressRequest, "allowHosts" | "limitBytes"> | undefined;
+  inheritEgress?: Pick<EgressRequest, "allowHosts" | "limitBytes" | "requestRules"> | undefined;
 }
 
 export interface AgentConfig {
@@ -244,13 +247,18 @@ function loadEgressConfig(
     if (inherited !== undefined && network === SANDBOX_DEFAULTS.network && inherited.allowHosts.length > 0) {
       const entries = inherited.allowHosts.map((text) => checkedEntry(text, "the recorded allow entry"));
       const limit = limitBytes ?? inherited.limitBytes;
-      return egressConfig([...new Set(entries)], allowPrivate, limit, wildcardNames, true);
+      const config = egressConfig([...new Set(entries)], allowPrivate, limit, wildcardNames, true);
+      // The recorded rules narrowed the run: a replay keeps them.
+      const rules = inherited.requestRules ?? [];
+      return rules.length === 0 ? config : Object.freeze({ ...config, requestRules: [...rules] });
     }
     // HARNESS_EGRESS_LIMIT in a shared .env is harmless without hosts; the flags alone are a mistake.
     if (allowPrivate || flags.egressLimit !== undefined)
       throw new ConfigError("--allow-private and --egress-limit need an --allow-host or --allow entry");
     if (wildcardNames !== undefined)
       throw new ConfigError("--egress-wildcard-names needs an --allow-host or --allow entry");
+    if (flags.allowRequest !== undefined)
+      throw new ConfigError("--allow-request needs an --allow-host or --secret entry for its host");
     return undefined;
   }
   if (network !== SANDBOX_DEFAULTS.network) {
@@ -264,7 +272,16 @@ function loadEgressConfig(
     for (const text of allowPresetHosts(preset, env)) entries.push(checkedEntry(text, flag));
   }
   const config = egressConfig([...new Set(entries)], allowPrivate, limitBytes, wildcardNames);
-  return secrets.length === 0 ? config : Object.freeze({ ...config, secrets });
+  const requestRules = (flags.allowRequest ?? []).map((text) => {
+    const parsed = parseRequestRule(text);
+    if (!parsed.ok) throw new ConfigError(`--allow-request ${parsed.reason}`);
+    return parsed.rule.text;
+  });
+  return Object.freeze({
+    ...config,
+    ...(secrets.length === 0 ? {} : { secrets }),
+    ...(requestRules.length === 0 ? {} : { requestRules }),
+  });
 }
 
 /**

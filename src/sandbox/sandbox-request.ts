@@ -72,6 +72,11 @@ export interface EgressRequest {
    * HOST is ended at the gateway with a CA made for the run) and refuses it on the way elsewhere.
    */
   secrets?: readonly SecretGrant[] | undefined;
+  /**
+   * `--allow-request METHODS@HOST/PATH`: an allowed host narrowed to these methods and path
+   * prefixes (its TLS ended at the gateway so the requests can be seen). Each HOST must be allowed.
+   */
+  requestRules?: readonly string[] | undefined;
 }
 
 /** `--protect` and `--no-protect`: workspace paths the host runs later, mounted read-only in bind mode. */

@@ -49,6 +49,8 @@ export interface RunStartEgress {
   limitBytes: number;
   /** `--secret` grants as `NAME@host:ports` (never a value); a replay needs each flag again. */
   secrets?: string[];
+  /** `--allow-request` rules, normalized; a replay keeps them. */
+  requestRules?: string[];
 }
 
 /** A user text the loop sent: the task, or a nudge such as "continue in smaller steps". */

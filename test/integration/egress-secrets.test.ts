@@ -156,6 +156,7 @@ describe.skipIf(skipDocker)("secrets that never enter the sandbox", { timeout: 3
       egress: {
         allowHosts: [`${OTHER}:${other.port}`],
         allowPrivate: true,
+        requestRules: [`GET,POST@${GIT}:${git.port}/repo.git`],
         secrets: [
           {
             name: "API_TOKEN",
@@ -183,6 +184,7 @@ describe.skipIf(skipDocker)("secrets that never enter the sandbox", { timeout: 3
           },
         ],
       },
+      // Pushes to one repository only: the git host takes GET and POST under /repo.git and nothing else.
       egressLookup: loopbackLookup([API, GIT, OTHER, REGISTRY, PYPI]).lookup,
       egressUpstreamCa: [testCa.certPem],
     });
@@ -234,6 +236,21 @@ print(urllib.request.urlopen(r, timeout=30).read().decode(), end="")'`);
     for (const basic of basics) {
       expect(Buffer.from(basic.slice(6), "base64").toString()).toBe(`x-access-token:${GIT_VALUE}`);
     }
+  });
+
+  it("a request rule keeps pushes to one repository: another repository on the same host is refused", async () => {
+    const seen = git.authorizations.length;
+    const push = await run(
+      `cd /tmp/r && git push -q "https://x-access-token:$GIT_TOKEN@${GIT}:${git.port}/other.git" main 2>&1; echo "rc=$?"`,
+    );
+    expect(push.stdout).toContain("rc=128");
+    expect(push.egressDenied).toEqual([
+      expect.objectContaining({
+        host: GIT,
+        reason: expect.stringContaining("GET /other.git/info/refs: no request rule allows it"),
+      }),
+    ]);
+    expect(git.authorizations.length).toBe(seen);
   });
 
   it("npm installs from a private registry with _authToken (Bearer) from the environment", async () => {

@@ -68,6 +68,7 @@ export class EgressSession {
       maxConnectionMs: options.egressMaxConnectionMs ?? d.egressMaxConnectionMs,
       ...(options.egressLookup ? { lookup: options.egressLookup } : {}),
       secrets: egress.secrets,
+      requestRules: egress.requestRules,
       upstreamCa: options.egressUpstreamCa,
       currentCall: () => session?.call,
     });

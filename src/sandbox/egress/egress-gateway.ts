@@ -20,6 +20,7 @@ import { forward, handleRequest } from "./forward-http.js";
 import type { Admission, GatewayCore, Reach } from "./gateway-core.js";
 import type { CallTag, GatewayOptions } from "./gateway-options.js";
 import { hostSyntax, shown } from "./host-syntax.js";
+import { parseRequestRule, type RequestRule, RequestRules } from "./request-rules.js";
 import { answerRaw } from "./responses.js";
 import { RunCertificateAuthority } from "./secrets/run-ca.js";
 import { SecretBook } from "./secrets/secret-book.js";
@@ -60,6 +61,7 @@ export class EgressGateway implements EgressMonitor {
   #closing: Promise<void> | undefined;
   /** The run's secrets; undefined without `--secret`. */
   readonly #secrets: SecretBook | undefined;
+  readonly #rules: RequestRules | undefined;
   readonly #ca: RunCertificateAuthority | undefined;
   readonly #terminator: TlsTerminator | undefined;
   /**
@@ -78,6 +80,18 @@ export class EgressGateway implements EgressMonitor {
       if (!parsed.ok) throw new ConfigError(`--allow-host ${text}: ${parsed.reason}`);
       return parsed.entry;
     });
+    const allowlist = new Allowlist(entries);
+    const rules = (options.requestRules ?? []).map((text): RequestRule => {
+      const parsed = parseRequestRule(text);
+      if (!parsed.ok) throw new ConfigError(`--allow-request ${parsed.reason}`);
+      const { entry } = parsed.rule;
+      if (entry.ports.some((port) => !allowlist.check(entry.host, port).allowed)) {
+        throw new ConfigError(
+          `--allow-request ${text}: ${entry.text} is not allowed; a rule only narrows an allowed host (add --allow-host ${entry.text})`,
+        );
+      }
+      return parsed.rule;
+    });
     const keys = ["limitBytes", "maxConnections", "idleMs", "maxConnectionMs", "wildcardNames"] as const;
     for (const key of keys) {
       const value = key === "wildcardNames" ? (options[key] ?? DEFAULT_WILDCARD_NAMES) : options[key];
@@ -88,7 +102,7 @@ export class EgressGateway implements EgressMonitor {
     try {
       await prepareSocketDir(options.socketDir, options.owner);
       const { name, path } = newSocketPath(options.socketDir);
-      const gateway = new EgressGateway(options, new Allowlist(entries), name, path);
+      const gateway = new EgressGateway(options, allowlist, new RequestRules(rules), name, path);
       await gateway.#listen();
       await gateway.#writeTrust().catch(async (error: unknown) => {
         await gateway.close();
@@ -106,7 +120,13 @@ export class EgressGateway implements EgressMonitor {
     }
   }
 
-  private constructor(options: GatewayOptions, allowlist: Allowlist, socketName: string, socketPath: string) {
+  private constructor(
+    options: GatewayOptions,
+    allowlist: Allowlist,
+    rules: RequestRules,
+    socketName: string,
+    socketPath: string,
+  ) {
     this.#options = options;
     this.#allowlist = allowlist;
     this.socketName = socketName;
@@ -118,7 +138,8 @@ export class EgressGateway implements EgressMonitor {
     this.#ledger = new EgressLedger(options.limitBytes);
     const secrets = options.secrets ?? [];
     this.#secrets = secrets.length > 0 ? new SecretBook(secrets) : undefined;
-    if (this.#secrets !== undefined) {
+    this.#rules = rules.rules.length > 0 ? rules : undefined;
+    if (this.#secrets !== undefined || this.#rules !== undefined) {
       this.#ca = new RunCertificateAuthority();
       const core = this.#core();
       this.#terminator = new TlsTerminator(
@@ -251,13 +272,21 @@ export class EgressGateway implements EgressMonitor {
       malformed: (host, method, reason) =>
         this.#ledger.refused(this.#currentCall(), { host, port: 0, method }, 400, reason),
       secrets,
+      rules: this.#rules,
       upstreamCa: this.#options.upstreamCa,
-      terminates: (host, port) => secrets?.hasSecretFor(host, port) ?? false,
+      terminates: (host, port) =>
+        (secrets?.hasSecretFor(host, port) ?? false) || (this.#rules?.governs(host, port) ?? false),
       terminate: (client, host, port) => this.#terminator?.accept(client, { host, port }),
       refuseContent: (host, port, method, reason, secret) => {
         const tag = this.#currentCall();
         tag?.denied.push({ host, port, reason });
-        this.#ledger.refused(tag, { host, port, method }, 403, reason, [secret]);
+        this.#ledger.refused(
+          tag,
+          { host, port, method },
+          403,
+          reason,
+          secret === undefined ? undefined : [secret],
+        );
       },
     };
   }

@@ -67,7 +67,7 @@ export class EgressLedger {
     request: { host: string; port: number; method: string },
     status: number,
     reason: string,
-    secrets?: string[],
+    secrets?: string[] | undefined,
   ): void {
     this.#counts.denied += 1;
     this.#emit({

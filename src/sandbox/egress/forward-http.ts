@@ -67,6 +67,12 @@ export async function forward(
   let carried: string[] = [];
   let bodyStreams: Transform[] = [];
   let chunked = req.headers["transfer-encoding"] !== undefined;
+  const ruled = core.rules?.check(target.host, target.port, method, path);
+  if (ruled !== undefined && !ruled.ok) {
+    core.refuseContent(host, target.port, method, ruled.reason);
+    answer(req, res, 403, answerBody(host, target.port, ruled.reason));
+    return;
+  }
   const secrets = core.secrets;
   if (secrets !== undefined) {
     const decision = secrets.decideHead(target.host, target.port, path, headers);

@@ -49,6 +49,11 @@ export interface GatewayOptions {
    */
   secrets?: readonly SecretGrant[] | undefined;
   /**
+   * `--allow-request METHODS@HOST/PATH` rules (request-rules.ts): a host with rules takes only the
+   * requests one of them allows, and its TLS is ended at the gateway. Each HOST must be allowed.
+   */
+  requestRules?: readonly string[] | undefined;
+  /**
    * Certificates (PEM) to verify the origins of terminated hosts against, instead of Node's store
    * (which honours NODE_EXTRA_CA_CERTS). For tests with self-signed origins.
    */

@@ -272,3 +272,48 @@ describe("the gateway with a secret", () => {
     ).rejects.toThrow();
   });
 });
+
+describe("the gateway with request rules", () => {
+  const originCa = new RunCertificateAuthority();
+
+  it("ends TLS for a ruled host and lets through only what a rule allows, over TLS and plain HTTP", async () => {
+    const leaf = originCa.leafFor("api.example.org");
+    const api = await echoingOrigin({ cert: leaf.certPem, key: leaf.keyPem });
+    const plain = await echoingOrigin();
+    try {
+      await using gw = await startGateway({
+        allowHosts: [`api.example.org:${api.port},${plain.port}`],
+        requestRules: [`GET,HEAD@api.example.org:${api.port},${plain.port}/v1/`],
+        upstreamCa: [originCa.certPem],
+      });
+      expect(gw.gateway.secretEnv()).toEqual([]);
+      const ca = readFileSync(join(gw.dir, "gw", gw.gateway.trustFiles?.ca ?? ""), "utf8");
+      const tls = () => tunnel(gw.gateway.socketPath, `api.example.org:${api.port}`, "api.example.org", ca);
+      expect((await send({ path: "/v1/users" }, await tls().then((s) => () => s))).status).toBe(200);
+      const post = await send(
+        { path: "/v1/users", method: "POST", body: "x" },
+        await tls().then((s) => () => s),
+      );
+      expect(post.status).toBe(403);
+      expect(post.body).toContain(
+        "POST /v1/users: no request rule allows it (rules: GET,HEAD@api.example.org",
+      );
+      const dotDot = await send({ path: "/v1/%2e%2e/admin" }, await tls().then((s) => () => s));
+      expect(dotDot.status).toBe(403);
+      expect(api.seen.map((s) => s.url)).toEqual(["/v1/users"]);
+      const plainGet = await send({ path: `http://api.example.org:${plain.port}/v2/x` }, () =>
+        connect(gw.gateway.socketPath),
+      );
+      expect(plainGet.status).toBe(403);
+      expect(plain.seen).toEqual([]);
+      expect(gw.call.denied.map((d) => d.reason)).toHaveLength(3);
+    } finally {
+      api.close();
+      plain.close();
+    }
+  });
+
+  it("refuses a rule for a host that is not allowed", async () => {
+    await expect(startGateway({ requestRules: ["GET@api.example.org/v1/"] })).rejects.toThrow(/not allowed/);
+  });
+});

@@ -24,6 +24,7 @@ export function systemPromptFor(sandbox: Sandbox, config: SandboxConfig): string
     network: description.network,
     ...(egress === undefined ? {} : { allowHosts: egress.allowHosts }),
     ...(egress?.wildcardNames === undefined ? {} : { wildcardNames: egress.wildcardNames }),
+    ...(egress?.secrets === undefined || egress.secrets.length === 0 ? {} : { secrets: egress.secrets }),
     timeoutSeconds: Math.round(config.timeoutMs / 1000),
     savedOutput: true,
     readOnlyPaths: description.readOnlyPaths,

@@ -150,6 +150,8 @@ export interface EgressMonitor {
   readonly limitBytes: number;
   /** Most distinct names looked up under each wildcard entry in the run. */
   readonly wildcardNames?: number | undefined;
+  /** `--secret` grants as `NAME@host:ports` (names, never values). */
+  readonly secrets?: readonly string[] | undefined;
   /**
    * Calls `listener` with each record when its connection ends (a refusal: at once). Returns the
    * unsubscribe function. Contract: the listener must not throw.

@@ -178,6 +178,11 @@ export class EgressGateway implements EgressMonitor {
     return this.#ledger.subscribe(listener);
   }
 
+  /** `--secret` grants as `NAME@host:ports`, for the system prompt and the records (never a value). */
+  get secrets(): readonly string[] {
+    return this.#secrets?.describe() ?? [];
+  }
+
   /** `NAME=placeholder` for each secret, for every command's environment; empty without secrets. */
   secretEnv(): string[] {
     return this.#secrets?.env() ?? [];

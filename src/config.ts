@@ -48,6 +48,8 @@ export interface CliFlags {
   secret?: string[];
   /** `--allow-request METHODS@HOST/PATH` (repeatable): narrows an allowed host. Flag only. */
   allowRequest?: string[];
+  /** A batch task's `secrets`: only these of the `--secret` grants (names). Not a command-line flag. */
+  secretNames?: string[];
   /** `--secret-in-body NAME` (repeatable): also swap NAME's placeholder in request bodies. */
   secretInBody?: string[];
   /** `--allow-private`: allowed names may resolve to private and loopback addresses. */
@@ -313,7 +315,16 @@ function loadSecrets(env: NodeJS.ProcessEnv, flags: CliFlags): SecretGrant[] {
       throw new ConfigError(`--secret-in-body ${name}: no --secret ${name}@HOST to go with it`);
     }
   }
-  return grants;
+  const chosen = flags.secretNames;
+  if (chosen === undefined) return grants;
+  for (const name of chosen) {
+    if (!grants.some((g) => g.name === name)) {
+      throw new ConfigError(
+        `secrets: ${name} is not one of the --secret grants (pass --secret ${name}@HOST to harness batch)`,
+      );
+    }
+  }
+  return grants.filter((g) => chosen.includes(g.name));
 }
 
 function checkedEntry(text: string, flag: string): string {

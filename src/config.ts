@@ -245,14 +245,28 @@ function loadEgressConfig(
   const allowPrivate = flags.allowPrivate === true;
   const wildcardNames = positiveNumber("--egress-wildcard-names", flags.egressWildcardNames);
   const secrets = loadSecrets(env, flags);
-  if (hosts.length === 0 && presets.length === 0 && secrets.length === 0) {
-    if (inherited !== undefined && network === SANDBOX_DEFAULTS.network && inherited.allowHosts.length > 0) {
+  const requestRules = (flags.allowRequest ?? []).map((text) => {
+    const parsed = parseRequestRule(text);
+    if (!parsed.ok) throw new ConfigError(`--allow-request ${parsed.reason}`);
+    return parsed.rule.text;
+  });
+  // What narrows or names credentials rides along on either way of getting the hosts. A replay keeps
+  // the recorded rules unless new ones are given; secrets are never inherited (no value is recorded).
+  const extras = (rules: readonly string[]) => ({
+    ...(secrets.length === 0 ? {} : { secrets }),
+    ...(rules.length === 0 ? {} : { requestRules: [...rules] }),
+  });
+  const inheritedUsable =
+    inherited !== undefined &&
+    network === SANDBOX_DEFAULTS.network &&
+    (inherited.allowHosts.length > 0 || secrets.length > 0);
+  if (hosts.length === 0 && presets.length === 0 && (secrets.length === 0 || inheritedUsable)) {
+    if (inherited !== undefined && inheritedUsable) {
       const entries = inherited.allowHosts.map((text) => checkedEntry(text, "the recorded allow entry"));
       const limit = limitBytes ?? inherited.limitBytes;
       const config = egressConfig([...new Set(entries)], allowPrivate, limit, wildcardNames, true);
-      // The recorded rules narrowed the run: a replay keeps them.
-      const rules = inherited.requestRules ?? [];
-      return rules.length === 0 ? config : Object.freeze({ ...config, requestRules: [...rules] });
+      const rules = flags.allowRequest === undefined ? (inherited.requestRules ?? []) : requestRules;
+      return Object.freeze({ ...config, ...extras(rules) });
     }
     // HARNESS_EGRESS_LIMIT in a shared .env is harmless without hosts; the flags alone are a mistake.
     if (allowPrivate || flags.egressLimit !== undefined)
@@ -274,16 +288,7 @@ function loadEgressConfig(
     for (const text of allowPresetHosts(preset, env)) entries.push(checkedEntry(text, flag));
   }
   const config = egressConfig([...new Set(entries)], allowPrivate, limitBytes, wildcardNames);
-  const requestRules = (flags.allowRequest ?? []).map((text) => {
-    const parsed = parseRequestRule(text);
-    if (!parsed.ok) throw new ConfigError(`--allow-request ${parsed.reason}`);
-    return parsed.rule.text;
-  });
-  return Object.freeze({
-    ...config,
-    ...(secrets.length === 0 ? {} : { secrets }),
-    ...(requestRules.length === 0 ? {} : { requestRules }),
-  });
+  return Object.freeze({ ...config, ...extras(requestRules) });
 }
 
 /**

@@ -34,13 +34,13 @@ const DEFAULT_OWNER = { uid: 1000, gid: 1000 };
 
 export async function replayCommand(path: string, flags: ReplayFlags, signal: AbortSignal): Promise<number> {
   const transcript = await readTranscript(path);
+  missingSecrets(transcript.egress?.secrets ?? [], flags, process.env);
   // Flags are checked before anything is created.
   const checked = loadSandboxConfig(
     process.env,
     { ...flags, workspace: flags.workspace ?? "." },
     { inheritEgress: transcript.egress },
   );
-  missingSecrets(transcript.egress?.secrets ?? [], checked);
   const egressNote = egressNotice(transcript.egress, checked);
   if (egressNote !== undefined)
     process.stderr.write(`harness: ${sanitizeForTerminal(egressNote, { oneLine: true })}\n`);
@@ -150,8 +150,9 @@ async function makeTemporaryWorkspace(user: string | undefined): Promise<string>
  * A recording names the secrets its run used, never their values: replay has none of them until the
  * flags are given again (the value read from this environment, as in the run).
  */
-function missingSecrets(recorded: readonly string[], checked: SandboxConfig): void {
-  const given = new Set((checked.egress?.secrets ?? []).map((s) => s.name));
+function missingSecrets(recorded: readonly string[], flags: CliFlags, env: NodeJS.ProcessEnv): void {
+  const texts = flags.secret ?? (env["HARNESS_SECRETS"] ?? "").split(/\s+/);
+  const given = new Set(texts.map((text) => text.split("@")[0] ?? ""));
   const missing = recorded.filter((text) => !given.has(text.split("@")[0] ?? ""));
   if (missing.length === 0) return;
   throw new ConfigError(

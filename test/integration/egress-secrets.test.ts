@@ -321,4 +321,42 @@ curl -sS -H "X-Leak: $GIT_TOKEN" "https://${API}:${api.port}/cross"; echo
     expect(probe.stdout).toContain("probed");
     expect(readFileSync(join(ws.path, "probe.out")).includes(API_VALUE)).toBe(true);
   });
+
+  it("works the same in copy mode: a second sandbox, its own CA and placeholder", async () => {
+    using copyWs = makeWorkspace();
+    const docker = await connectDocker();
+    await using copied = await DockerSandbox.open({
+      workspace: copyWs.path,
+      image: await ensureNetToolsImage(docker, await ensureSandboxImage(docker)),
+      isolation: "copy",
+      removeOnStop: true,
+      egress: {
+        allowHosts: [],
+        allowPrivate: true,
+        secrets: [
+          {
+            name: "API_TOKEN",
+            host: `${API}:${api.port}`,
+            inBody: false,
+            value: new SecretValue("API_TOKEN", API_VALUE),
+          },
+        ],
+      },
+      egressLookup: loopbackLookup([API]).lookup,
+      egressUpstreamCa: [testCa.certPem],
+    });
+    const curl = await copied.exec(
+      `curl -sS -H "Authorization: Bearer $API_TOKEN" https://${API}:${api.port}/v1/copy; env`,
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    expect(curl, curl.stderr).toMatchObject({ exitCode: 0 });
+    expect(api.seen.at(-1)).toMatchObject({
+      url: "/v1/copy",
+      headers: { authorization: `Bearer ${API_VALUE}` },
+    });
+    expect(curl.stdout).not.toContain(API_VALUE);
+    expect(curl.stdout).toContain("SSL_CERT_FILE=/run/harness-egress/");
+  });
 });

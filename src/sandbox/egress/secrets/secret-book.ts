@@ -13,6 +13,12 @@ import { percentDecoded, placeholderForms } from "./placeholder-forms.js";
 import type { SecretGrant } from "./secret-grant.js";
 import { type Replacement, replaceInText, replacingStream, watchingStream } from "./stream-replace.js";
 
+/**
+ * What every placeholder looks like: `harness-secret-NAME-` and 32 hex digits, new for each harness
+ * process. A replay compares outputs with the digits set aside (its placeholders are its own).
+ */
+export const PLACEHOLDER_PATTERN = /harness-secret-([A-Za-z_][A-Za-z0-9_]*)-[0-9a-f]{32}/g;
+
 interface BookSecret {
   name: string;
   entry: AllowEntry;

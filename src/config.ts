@@ -9,7 +9,12 @@ import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/prici
 import { parseSandboxUser } from "./sandbox/docker/sandbox-user.js";
 import { parseAllowEntry } from "./sandbox/egress/allowlist.js";
 import { parseRequestRule } from "./sandbox/egress/request-rules.js";
-import { parseSecretSpec, type SecretGrant, SecretValue } from "./sandbox/egress/secrets/secret-grant.js";
+import {
+  checkSecretValue,
+  parseSecretSpec,
+  type SecretGrant,
+  SecretValue,
+} from "./sandbox/egress/secrets/secret-grant.js";
 import { normalizeProtectPath } from "./sandbox/host/protected-paths.js";
 import { type EgressRequest, SANDBOX_DEFAULTS, type SandboxRequest } from "./sandbox/sandbox-request.js";
 
@@ -313,6 +318,7 @@ function loadSecrets(env: NodeJS.ProcessEnv, flags: CliFlags): SecretGrant[] {
         `${flag} ${name}@${host}: ${name} is not set in harness's environment (export it, or put it in a .env that no sandbox can write)`,
       );
     }
+    checkSecretValue(name, value);
     grants.push({ name, host, inBody: inBody.has(name), value: new SecretValue(name, value) });
   }
   for (const name of inBody) {

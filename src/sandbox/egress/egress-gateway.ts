@@ -153,7 +153,7 @@ export class EgressGateway implements EgressMonitor {
           }
           forward(core, request, response, { ...site, path, tls: true }).catch(() => response.destroy());
         },
-        options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+        { headersTimeoutMs: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, idleMs: options.idleMs },
       );
       const base = socketName.replace(/\.sock$/, "");
       this.trustFiles = { ca: `${base}.ca.pem`, bundle: `${base}.bundle.pem` };

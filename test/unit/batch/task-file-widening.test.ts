@@ -32,7 +32,7 @@ describe("a tasks file cannot widen a task's sandbox", () => {
     );
     expect(() => parseTasks(line(',"secrets":"NPM_TOKEN"'), "/base")).toThrow(/list of variable names/);
     const { loadSandboxConfig } = await import("../../../src/config.js");
-    const env = { A: "1", B: "2" };
+    const env = { A: "aaaa-1111", B: "bbbb-2222" };
     const flags = { workspace: "/w", secret: ["A@a.example.org", "B@b.example.org"] };
     expect(
       loadSandboxConfig(env, { ...flags, secretNames: ["B"] }).egress?.secrets?.map((s) => s.name),

@@ -25,7 +25,11 @@ describe("--secret", () => {
   });
 
   it("takes HARNESS_SECRETS (space-separated) when no flag is given; the flag wins", () => {
-    const env = { A: "1", B: "2", HARNESS_SECRETS: "A@a.example.org  B@b.example.org:8443,443" };
+    const env = {
+      A: "aaaa-1111",
+      B: "bbbb-2222",
+      HARNESS_SECRETS: "A@a.example.org  B@b.example.org:8443,443",
+    };
     expect(loadSandboxConfig(env, w).egress?.secrets?.map((s) => s.host)).toEqual([
       "a.example.org:443,80",
       "b.example.org:8443,443",
@@ -37,10 +41,11 @@ describe("--secret", () => {
 
   it.each([
     [{}, ["NPM_TOKEN@registry.example.org"], /NPM_TOKEN is not set/],
-    [{ X: "1" }, ["X@*.example.org"], /one host, not a wildcard/],
-    [{ X: "1" }, ["X"], /NAME@HOST/],
-    [{ X: "1" }, ["X@a.example.org", "X@b.example.org"], /given twice/],
-    [{ X: "a\nb" }, ["X@a.example.org"], undefined],
+    [{ X: "xxxx-1111" }, ["X@*.example.org"], /one host, not a wildcard/],
+    [{ X: "xxxx-1111" }, ["X"], /NAME@HOST/],
+    [{ X: "xxxx-1111" }, ["X@a.example.org", "X@b.example.org"], /given twice/],
+    [{ X: "aaaa\nbbbb" }, ["X@a.example.org"], /line break/],
+    [{ X: "short" }, ["X@a.example.org"], /shorter than 8/],
   ])("refuses %o %o", (env, secret, message) => {
     if (message === undefined) {
       expect(() => loadSandboxConfig(env, { ...w, secret })).not.toThrow();
@@ -52,13 +57,13 @@ describe("--secret", () => {
 
   it("needs --network none, and --secret-in-body names a secret", () => {
     expect(() =>
-      loadSandboxConfig({ X: "1" }, { ...w, network: "bridge", secret: ["X@a.example.org"] }),
+      loadSandboxConfig({ X: "xxxx-1111" }, { ...w, network: "bridge", secret: ["X@a.example.org"] }),
     ).toThrow(/--network none/);
     expect(() =>
-      loadSandboxConfig({ X: "1" }, { ...w, secret: ["X@a.example.org"], secretInBody: ["Y"] }),
+      loadSandboxConfig({ X: "xxxx-1111" }, { ...w, secret: ["X@a.example.org"], secretInBody: ["Y"] }),
     ).toThrow(/--secret-in-body Y/);
     expect(
-      loadSandboxConfig({ X: "1" }, { ...w, secret: ["X@a.example.org"], secretInBody: ["X"] }).egress
+      loadSandboxConfig({ X: "xxxx-1111" }, { ...w, secret: ["X@a.example.org"], secretInBody: ["X"] }).egress
         ?.secrets?.[0]?.inBody,
     ).toBe(true);
   });

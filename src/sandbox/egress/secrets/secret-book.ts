@@ -10,7 +10,7 @@ import { ConfigError } from "../../../errors.js";
 import { type AllowEntry, parseAllowEntry } from "../allowlist.js";
 import { hostSyntax } from "../host-syntax.js";
 import { percentDecoded, placeholderForms } from "./placeholder-forms.js";
-import type { SecretGrant } from "./secret-grant.js";
+import { checkSecretValue, type SecretGrant } from "./secret-grant.js";
 import { type Replacement, replaceInText, replacingStream, watchingStream } from "./stream-replace.js";
 
 /**
@@ -51,12 +51,7 @@ export class SecretBook {
       const parsed = parseAllowEntry(grant.host);
       if (!parsed.ok) throw new ConfigError(`--secret ${grant.name}@${grant.host}: ${parsed.reason}`);
       const value = grant.value.reveal();
-      // The value goes into header lines: a line break or NUL in it would split the request.
-      if (value === "" || /[\0\r\n]/.test(value)) {
-        throw new ConfigError(
-          `--secret ${grant.name}: its value is empty or holds a line break; it cannot go in a header`,
-        );
-      }
+      checkSecretValue(grant.name, value);
       // Unique to the run, and a shape no real credential has: useless anywhere but through this gateway.
       const placeholder = `harness-secret-${grant.name}-${randomBytes(16).toString("hex")}`;
       const forms = placeholderForms(placeholder).map((f) => f.toLowerCase());

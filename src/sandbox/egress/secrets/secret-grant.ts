@@ -4,6 +4,7 @@
  * placeholder the gateway swaps for the value on requests to HOST only.
  */
 import { inspect } from "node:util";
+import { ConfigError } from "../../../errors.js";
 import { type AllowEntry, parseAllowEntry } from "../allowlist.js";
 
 /** A variable name a shell can export. */
@@ -73,4 +74,20 @@ export function parseSecretSpec(
     };
   }
   return { ok: true, spec: { name, host: parsed.entry.text, inBody: false }, entry: parsed.entry };
+}
+
+/** Shortest value taken: responses are searched for it, and a short one would match ordinary text. */
+export const MIN_VALUE_LENGTH = 8;
+
+/** Throws ConfigError for a value the gateway cannot carry safely (never quoting the value). */
+export function checkSecretValue(name: string, value: string): void {
+  // The value goes into header lines: a line break or NUL in it would split the request.
+  if (/[\0\r\n]/.test(value)) {
+    throw new ConfigError(`--secret ${name}: its value holds a line break or NUL; it cannot go in a header`);
+  }
+  if (value.length < MIN_VALUE_LENGTH) {
+    throw new ConfigError(
+      `--secret ${name}: its value is shorter than ${MIN_VALUE_LENGTH} characters, too short to tell apart from other text`,
+    );
+  }
 }

@@ -30,8 +30,16 @@ export class TlsTerminator {
   readonly #sites = new WeakMap<object, TerminatedSite>();
   readonly #contexts = new Map<string, SecureContext>();
 
-  constructor(ca: RunCertificateAuthority, handle: TerminatedHandler, headersTimeoutMs: number) {
+  readonly #idleMs: number;
+
+  constructor(
+    ca: RunCertificateAuthority,
+    handle: TerminatedHandler,
+    limits: { headersTimeoutMs: number; idleMs: number },
+  ) {
     this.#ca = ca;
+    this.#idleMs = limits.idleMs;
+    const headersTimeoutMs = limits.headersTimeoutMs;
     this.#server = createServer({
       headersTimeout: headersTimeoutMs,
       requestTimeout: 0,
@@ -58,6 +66,9 @@ export class TlsTerminator {
     });
     secure.on("error", () => secure.destroy());
     client.once("close", () => secure.destroy());
+    // A client that never finishes its handshake, or keeps the connection with nothing on it, is
+    // dropped after the gateway's idle time, as a tunnel would be.
+    client.setTimeout(this.#idleMs, () => client.destroy());
     this.#sites.set(secure, site);
     this.#server.emit("connection", secure);
   }

@@ -242,6 +242,26 @@ describe("the gateway with a secret", () => {
     expect(api.seen.at(-1)?.body).toBe(`token=${placeholder}`);
   });
 
+  it("drops a terminated client that never finishes its handshake, after the idle time", async () => {
+    await using idle = await startGateway({
+      idleMs: 200,
+      secrets: [
+        {
+          name: "API_TOKEN",
+          host: `api.example.org:${api.port}`,
+          inBody: false,
+          value: new SecretValue("API_TOKEN", VALUE),
+        },
+      ],
+    });
+    const raw = connect(idle.gateway.socketPath);
+    await new Promise((resolve) => raw.once("connect", resolve));
+    raw.write(`CONNECT api.example.org:${api.port} HTTP/1.1\r\n\r\n`);
+    raw.on("data", () => {});
+    await new Promise((resolve) => raw.once("close", resolve));
+    expect(raw.destroyed).toBe(true);
+  });
+
   it("refuses an origin it cannot verify (502), and a client that does not trust the run's CA fails", async () => {
     await using strict = await startGateway({
       secrets: [

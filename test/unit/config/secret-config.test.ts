@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { wideningFlag } from "../../../src/cli/dotenv-keys.js";
+import { isGuardedKey, wideningFlag } from "../../../src/cli/dotenv-keys.js";
 import { runStartEgress } from "../../../src/cli/run-setup.js";
 import { loadSandboxConfig } from "../../../src/config.js";
 import { ConfigError } from "../../../src/errors.js";
@@ -70,5 +70,7 @@ describe("--secret", () => {
 
   it("is a widening key: a .env a sandbox may have written cannot set HARNESS_SECRETS", () => {
     expect(wideningFlag("HARNESS_SECRETS", "X@evil.example.org")).toBe("--secret");
+    // A secret's own variable is a key like any other: a doubtful .env never sets it either.
+    expect(isGuardedKey("NPM_TOKEN")).toBe(true);
   });
 });

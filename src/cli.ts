@@ -67,6 +67,21 @@ function sandboxOptions(command: Command): Command {
       "--allow-private",
       "allowlist mode: allowed names may resolve to private, loopback or link-local addresses (internal registries)",
     )
+    .option(
+      "--secret <NAME@HOST>",
+      "allowlist mode: the sandbox gets a placeholder in NAME; the gateway puts $NAME's real value (read here) into requests to HOST only (repeatable; allows HOST)",
+      collect,
+    )
+    .option(
+      "--allow-request <METHODS@HOST/PATH>",
+      "allowlist mode: limit an allowed host to these methods under this path prefix (repeatable; e.g. GET,HEAD@api.example.org/v1/)",
+      collect,
+    )
+    .option(
+      "--secret-in-body <NAME>",
+      "also put NAME's value into request bodies to its host (not only headers, URL and query)",
+      collect,
+    )
     .option("--egress-limit <size>", "allowlist mode: most bytes through the gateway per run (default 2g)")
     .option(
       "--egress-wildcard-names <n>",

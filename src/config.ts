@@ -7,6 +7,13 @@ import { type AllowPreset, allowPresetHosts, PRESET_NAMES, parseAllowPreset } fr
 import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
 import { parseAllowEntry } from "./sandbox/egress/allowlist.js";
+import { parseRequestRule } from "./sandbox/egress/request-rules.js";
+import {
+  checkSecretValue,
+  parseSecretSpec,
+  type SecretGrant,
+  SecretValue,
+} from "./sandbox/egress/secrets/secret-grant.js";
 import { normalizeProtectPath } from "./sandbox/host/git/protected-paths.js";
 import { type EgressRequest, SANDBOX_DEFAULTS, type SandboxRequest } from "./sandbox/sandbox-request.js";
 import { parseSandboxUser } from "./sandbox/sandbox-user.js";
@@ -44,6 +51,14 @@ export interface CliFlags {
   allowHost?: string[];
   /** `--allow PRESET` (repeatable): npm, pypi (pip), git=HOST. */
   allow?: string[];
+  /** `--secret NAME@HOST` (repeatable): NAME's value goes to HOST only, through the gateway. */
+  secret?: string[];
+  /** `--allow-request METHODS@HOST/PATH` (repeatable): narrows an allowed host. Flag only. */
+  allowRequest?: string[];
+  /** A batch task's `secrets`: only these of the `--secret` grants (names). Not a command-line flag. */
+  secretNames?: string[];
+  /** `--secret-in-body NAME` (repeatable): also swap NAME's placeholder in request bodies. */
+  secretInBody?: string[];
   /** `--allow-private`: allowed names may resolve to private and loopback addresses. */
   allowPrivate?: boolean;
   /** `--egress-limit SIZE`: most bytes through the gateway per run. */
@@ -103,7 +118,7 @@ export interface SandboxConfigOptions {
    * Allowlist mode to use when neither flags nor env name an allow entry and the network is "none"
    * (replay: the recording's). `allowPrivate` is never taken from here: only the flag gives it.
    */
-  inheritEgress?: Pick<EgressRequest, "allowHosts" | "limitBytes"> | undefined;
+  inheritEgress?: Pick<EgressRequest, "allowHosts" | "limitBytes" | "requestRules"> | undefined;
 }
 
 export interface AgentConfig {
@@ -237,17 +252,37 @@ function loadEgressConfig(
   );
   const allowPrivate = flags.allowPrivate === true;
   const wildcardNames = positiveNumber("--egress-wildcard-names", flags.egressWildcardNames);
-  if (hosts.length === 0 && presets.length === 0) {
-    if (inherited !== undefined && network === SANDBOX_DEFAULTS.network && inherited.allowHosts.length > 0) {
+  const secrets = loadSecrets(env, flags);
+  const requestRules = (flags.allowRequest ?? []).map((text) => {
+    const parsed = parseRequestRule(text);
+    if (!parsed.ok) throw new ConfigError(`--allow-request ${parsed.reason}`);
+    return parsed.rule.text;
+  });
+  // What narrows or names credentials rides along on either way of getting the hosts. A replay keeps
+  // the recorded rules unless new ones are given; secrets are never inherited (no value is recorded).
+  const extras = (rules: readonly string[]) => ({
+    ...(secrets.length === 0 ? {} : { secrets }),
+    ...(rules.length === 0 ? {} : { requestRules: [...rules] }),
+  });
+  const inheritedUsable =
+    inherited !== undefined &&
+    network === SANDBOX_DEFAULTS.network &&
+    (inherited.allowHosts.length > 0 || secrets.length > 0);
+  if (hosts.length === 0 && presets.length === 0 && (secrets.length === 0 || inheritedUsable)) {
+    if (inherited !== undefined && inheritedUsable) {
       const entries = inherited.allowHosts.map((text) => checkedEntry(text, "the recorded allow entry"));
       const limit = limitBytes ?? inherited.limitBytes;
-      return egressConfig([...new Set(entries)], allowPrivate, limit, wildcardNames, true);
+      const config = egressConfig([...new Set(entries)], allowPrivate, limit, wildcardNames, true);
+      const rules = flags.allowRequest === undefined ? (inherited.requestRules ?? []) : requestRules;
+      return Object.freeze({ ...config, ...extras(rules) });
     }
     // HARNESS_EGRESS_LIMIT in a shared .env is harmless without hosts; the flags alone are a mistake.
     if (allowPrivate || flags.egressLimit !== undefined)
       throw new ConfigError("--allow-private and --egress-limit need an --allow-host or --allow entry");
     if (wildcardNames !== undefined)
       throw new ConfigError("--egress-wildcard-names needs an --allow-host or --allow entry");
+    if (flags.allowRequest !== undefined)
+      throw new ConfigError("--allow-request needs an --allow-host or --secret entry for its host");
     return undefined;
   }
   if (network !== SANDBOX_DEFAULTS.network) {
@@ -260,7 +295,50 @@ function loadEgressConfig(
     const flag = preset.kind === "git" ? `--allow git=${preset.host}` : `--allow ${preset.kind}`;
     for (const text of allowPresetHosts(preset, env)) entries.push(checkedEntry(text, flag));
   }
-  return egressConfig([...new Set(entries)], allowPrivate, limitBytes, wildcardNames);
+  const config = egressConfig([...new Set(entries)], allowPrivate, limitBytes, wildcardNames);
+  return Object.freeze({ ...config, ...extras(requestRules) });
+}
+
+/**
+ * `--secret NAME@HOST` (or HARNESS_SECRETS, entries separated by spaces), each value read from
+ * `env[NAME]` now. A `.env` the sandbox may have written never sets NAME (dotenv-keys.ts guards
+ * every key it does not know) nor HARNESS_SECRETS (a widening key).
+ */
+function loadSecrets(env: NodeJS.ProcessEnv, flags: CliFlags): SecretGrant[] {
+  const fromEnv = flags.secret === undefined;
+  const texts = flags.secret ?? (env["HARNESS_SECRETS"] ?? "").split(/\s+/).filter((t) => t !== "");
+  const flag = fromEnv ? "HARNESS_SECRETS" : "--secret";
+  const inBody = new Set(flags.secretInBody ?? []);
+  const grants: SecretGrant[] = [];
+  for (const text of texts) {
+    const parsed = parseSecretSpec(text);
+    if (!parsed.ok) throw new ConfigError(`${flag} '${text}': ${parsed.reason}`);
+    const { name, host } = parsed.spec;
+    if (grants.some((g) => g.name === name)) throw new ConfigError(`${flag}: ${name} is given twice`);
+    const value = env[name];
+    if (value === undefined || value === "") {
+      throw new ConfigError(
+        `${flag} ${name}@${host}: ${name} is not set in harness's environment (export it, or put it in a .env that no sandbox can write)`,
+      );
+    }
+    checkSecretValue(name, value);
+    grants.push({ name, host, inBody: inBody.has(name), value: new SecretValue(name, value) });
+  }
+  for (const name of inBody) {
+    if (!grants.some((g) => g.name === name)) {
+      throw new ConfigError(`--secret-in-body ${name}: no --secret ${name}@HOST to go with it`);
+    }
+  }
+  const chosen = flags.secretNames;
+  if (chosen === undefined) return grants;
+  for (const name of chosen) {
+    if (!grants.some((g) => g.name === name)) {
+      throw new ConfigError(
+        `secrets: ${name} is not one of the --secret grants (pass --secret ${name}@HOST to harness batch)`,
+      );
+    }
+  }
+  return grants.filter((g) => chosen.includes(g.name));
 }
 
 function checkedEntry(text: string, flag: string): string {

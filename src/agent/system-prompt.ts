@@ -16,6 +16,8 @@ export interface SystemPromptOptions {
   allowHosts?: readonly string[];
   /** Allowlist mode: most distinct names looked up under each wildcard entry (`EgressMonitor.wildcardNames`). */
   wildcardNames?: number;
+  /** Allowlist mode: `--secret` grants as `NAME@host:ports`; the prompt says how to use them. */
+  secrets?: readonly string[];
   /** Default per-command timeout, in seconds. */
   timeoutSeconds: number;
   /** Longest timeout the model may ask for, in seconds; omitted from the prompt when not given. */
@@ -44,7 +46,7 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
       : `pass a larger \`timeout\` (seconds, at most ${options.maxTimeoutSeconds}) for slow commands`;
   const networkLine =
     options.allowHosts !== undefined
-      ? allowlistLine(options.allowHosts, options.wildcardNames)
+      ? allowlistLine(options.allowHosts, options.wildcardNames, options.secrets ?? [])
       : network === "none"
         ? 'There is no network access (network mode "none"): downloads, package installs from registries and git fetches fail. Use what is installed or vendored in the project.'
         : `Network access is enabled (network mode "${network}").`;
@@ -83,7 +85,11 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
 }
 
 /** Allowlist mode, as the model must know it to use it and to not waste turns fighting it. */
-function allowlistLine(allowHosts: readonly string[], wildcardNames: number | undefined): string {
+function allowlistLine(
+  allowHosts: readonly string[],
+  wildcardNames: number | undefined,
+  secrets: readonly string[],
+): string {
   const hosts = allowHosts.length > 0 ? allowHosts.join(", ") : "(none)";
   const wildcard =
     wildcardNames !== undefined && allowHosts.some((entry) => entry.startsWith("*."))
@@ -96,6 +102,11 @@ function allowlistLine(allowHosts: readonly string[], wildcardNames: number | un
     "They are reached through an HTTP(S) proxy that is already configured in the environment (HTTPS_PROXY, HTTP_PROXY and their lowercase forms, plus the settings npm, pip and git read): use the tools normally and leave the proxy settings alone.",
     "Anything else fails: other hosts, tools that ignore the proxy, raw sockets and DNS lookups (there is no resolver in the sandbox; the proxy resolves names).",
     ...wildcard,
+    ...(secrets.length === 0
+      ? []
+      : [
+          `Credentials: ${secrets.map((s) => `$${s.replace("@", " (for ")})`).join(", ")} hold placeholders that the proxy replaces with the real credentials on requests to that host only (in headers, the URL and the query; e.g. "Authorization: Bearer $NAME", or https://user:$NAME@host/ for git and pip); use them as they are: the real values are never visible in the sandbox, and a placeholder sent to any other host is refused.`,
+        ]),
     "When the proxy refuses a request, the command's result says so with the host and the reason: do not retry it; work with what is allowed, or say in your final answer which host you needed.",
   ].join(" ");
 }

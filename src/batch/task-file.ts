@@ -32,6 +32,7 @@ const WIDENING_SETTINGS: Readonly<Record<string, string>> = {
   allowHost: "--allow-host",
   allow: "--allow",
   allowPrivate: "--allow-private",
+  secret: "--secret",
 };
 
 type SettingKey = keyof typeof TASK_SETTINGS;
@@ -100,6 +101,10 @@ function toTask(value: unknown, where: string, baseDir: string, line: number): B
   const flags: CliFlags = {};
   for (const [key, v] of Object.entries(record)) {
     if (key === "id" || key === "workspace" || key === "task") continue;
+    if (key === "secrets") {
+      flags.secretNames = secretNames(v, where);
+      continue;
+    }
     const widening = WIDENING_SETTINGS[key];
     if (widening !== undefined || (key === "network" && v !== "none")) {
       throw new ConfigError(
@@ -113,6 +118,22 @@ function toTask(value: unknown, where: string, baseDir: string, line: number): B
     setFlag(flags, key as SettingKey, v, where);
   }
   return { id, workspace, task, flags, line };
+}
+
+/**
+ * `secrets: ["NAME", …]`: which of the batch's `--secret` grants this task gets (by default, all).
+ * Names only: where a value may go is the batch's flags' to say, never a tasks file's.
+ */
+function secretNames(value: unknown, where: string): string[] {
+  if (
+    !Array.isArray(value) ||
+    !value.every((n) => typeof n === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(n))
+  ) {
+    throw new ConfigError(
+      `${where}: 'secrets' must be a list of variable names from harness batch's --secret flags (e.g. ["NPM_TOKEN"])`,
+    );
+  }
+  return value as string[];
 }
 
 function setFlag(flags: CliFlags, key: SettingKey, value: unknown, where: string): void {

@@ -17,6 +17,7 @@ const WIDENING_FLAGS: Readonly<Record<string, string>> = {
   HARNESS_NETWORK: "--network",
   HARNESS_ALLOW_HOSTS: "--allow-host",
   HARNESS_ALLOW: "--allow",
+  HARNESS_SECRETS: "--secret",
 };
 
 /**

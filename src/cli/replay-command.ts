@@ -7,6 +7,7 @@ import { chown, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../config.js";
+import { ConfigError } from "../errors.js";
 import { formatCall, formatSummary, reportToJson } from "../replay/format-report.js";
 import { readTranscript } from "../replay/read-transcript.js";
 import { type ReplayReport, replayCalls } from "../replay/replay.js";
@@ -36,6 +37,7 @@ const DEFAULT_OWNER = { uid: 1000, gid: 1000 };
 
 export async function replayCommand(path: string, flags: ReplayFlags, signal: AbortSignal): Promise<number> {
   const transcript = await readTranscript(path);
+  missingSecrets(transcript.egress?.secrets ?? [], flags, process.env);
   // Flags are checked before anything is created.
   const checked = loadSandboxConfig(
     process.env,
@@ -145,4 +147,18 @@ async function makeTemporaryWorkspace(user: string | undefined): Promise<string>
     await chown(dir, uid, gid);
   }
   return dir;
+}
+
+/**
+ * A recording names the secrets its run used, never their values: replay has none of them until the
+ * flags are given again (the value read from this environment, as in the run).
+ */
+function missingSecrets(recorded: readonly string[], flags: CliFlags, env: NodeJS.ProcessEnv): void {
+  const texts = flags.secret ?? (env["HARNESS_SECRETS"] ?? "").split(/\s+/);
+  const given = new Set(texts.map((text) => text.split("@")[0] ?? ""));
+  const missing = recorded.filter((text) => !given.has(text.split("@")[0] ?? ""));
+  if (missing.length === 0) return;
+  throw new ConfigError(
+    `the recorded run used ${missing.map((m) => `--secret ${m}`).join(", ")}; a transcript never holds a secret's value: pass ${missing.length === 1 ? "that flag" : "those flags"} again (with the variable set) to replay it`,
+  );
 }

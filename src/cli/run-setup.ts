@@ -24,6 +24,7 @@ export function systemPromptFor(sandbox: Sandbox, config: SandboxConfig): string
     network: description.network,
     ...(egress === undefined ? {} : { allowHosts: egress.allowHosts }),
     ...(egress?.wildcardNames === undefined ? {} : { wildcardNames: egress.wildcardNames }),
+    ...(egress?.secrets === undefined || egress.secrets.length === 0 ? {} : { secrets: egress.secrets }),
     timeoutSeconds: Math.round(config.timeoutMs / 1000),
     savedOutput: true,
     readOnlyPaths: description.readOnlyPaths,
@@ -58,6 +59,17 @@ export function agentLimits(config: AgentConfig): AgentLimits {
 }
 
 /** Allowlist mode as configured (presets resolved), so a replay gets the same allowlist. */
-export function runStartEgress({ allowHosts, allowPrivate, limitBytes }: EgressConfig): RunStartEgress {
-  return { allowHosts: [...allowHosts], allowPrivate, limitBytes };
+export function runStartEgress({
+  allowHosts,
+  allowPrivate,
+  limitBytes,
+  secrets,
+}: EgressConfig): RunStartEgress {
+  const names = (secrets ?? []).map((s) => `${s.name}@${s.host}`);
+  return {
+    allowHosts: [...allowHosts],
+    allowPrivate,
+    limitBytes,
+    ...(names.length > 0 ? { secrets: names } : {}),
+  };
 }

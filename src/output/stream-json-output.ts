@@ -169,6 +169,8 @@ export function egressMessage(record: EgressRecord) {
     reason: record.reason ?? null,
     address: record.address ?? null,
     status: record.status ?? null,
+    // Only on a record that carried a `--secret` (or was refused for one): its names, never a value.
+    ...(record.secrets === undefined ? {} : { secrets: record.secrets }),
     bytes_up: record.bytesUp,
     bytes_down: record.bytesDown,
     duration_ms: Math.round(record.durationMs),

@@ -3,6 +3,7 @@
  * or exit codes only. A difference comes with a short unified-style excerpt of the first lines that
  * differ (not a full diff: enough to see what changed, small enough for a terminal).
  */
+import { PLACEHOLDER_PATTERN } from "../sandbox/egress/secrets/secret-book.js";
 import type { RecordedOutput } from "./read-transcript.js";
 
 /** How strictly to compare. */
@@ -36,15 +37,20 @@ export function compareOutputs(
   const exitMatches = recorded.exitCode === replayed.exitCode && recorded.timedOut === replayed.timedOut;
   const comparison: Comparison = { matches: exitMatches, exitMatches };
   if (options.ignoreOutput) return comparison;
-  if (recorded.stdout !== replayed.stdout) {
+  if (samePlaceholders(recorded.stdout) !== samePlaceholders(replayed.stdout)) {
     comparison.stdoutDiff = firstDifference(recorded.stdout, replayed.stdout, "stdout");
     comparison.matches = false;
   }
-  if (recorded.stderr !== replayed.stderr) {
+  if (samePlaceholders(recorded.stderr) !== samePlaceholders(replayed.stderr)) {
     comparison.stderrDiff = firstDifference(recorded.stderr, replayed.stderr, "stderr");
     comparison.matches = false;
   }
   return comparison;
+}
+
+/** A `--secret` placeholder is new in each harness process: outputs compare equal whichever they hold. */
+function samePlaceholders(text: string): string {
+  return text.replace(PLACEHOLDER_PATTERN, "harness-secret-$1-…");
 }
 
 /** "exit 0", "timed out (exit 143)", "no exit code", as shown in a report. */

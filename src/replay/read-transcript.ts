@@ -127,7 +127,19 @@ function egressOf(value: unknown, line: number): RunStartEgress {
   if (typeof limit !== "number" || !(limit > 0)) fail(line, '"egress" needs "limitBytes", a positive number');
   const allowPrivate = egress?.allowPrivate ?? false;
   if (typeof allowPrivate !== "boolean") fail(line, '"egress.allowPrivate" must be true or false');
-  return { allowHosts: hosts as string[], allowPrivate, limitBytes: limit };
+  const secrets = egress?.secrets ?? [];
+  if (!Array.isArray(secrets) || !secrets.every((s) => typeof s === "string"))
+    fail(line, '"egress.secrets" must be a list of strings');
+  const rules = egress?.requestRules ?? [];
+  if (!Array.isArray(rules) || !rules.every((r) => typeof r === "string"))
+    fail(line, '"egress.requestRules" must be a list of strings');
+  return {
+    allowHosts: hosts as string[],
+    allowPrivate,
+    limitBytes: limit,
+    ...(secrets.length > 0 ? { secrets: secrets as string[] } : {}),
+    ...(rules.length > 0 ? { requestRules: rules as string[] } : {}),
+  };
 }
 
 function parseRow(raw: string, line: number): Row {

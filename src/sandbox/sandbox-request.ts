@@ -48,6 +48,8 @@ export const SANDBOX_DEFAULTS = Object.freeze({
   egressMaxConnectionMs: 30 * 60_000,
 });
 
+import type { SecretGrant } from "./egress/secrets/secret-grant.js";
+
 /**
  * Allowlist mode (`--allow-host`, `--allow`): the container keeps no network interface but `lo`, and
  * its only way out is harness's gateway, which lets through the hosts named here and records every
@@ -72,6 +74,17 @@ export interface EgressRequest {
    * DNS query the task chose); default the gateway's `DEFAULT_WILDCARD_NAMES` (64).
    */
   wildcardNames?: number | undefined;
+  /**
+   * `--secret NAME@HOST`: values read on the host that never enter the sandbox. Each command gets
+   * NAME set to a placeholder; the gateway swaps it for the value on requests to HOST only (TLS to
+   * HOST is ended at the gateway with a CA made for the run) and refuses it on the way elsewhere.
+   */
+  secrets?: readonly SecretGrant[] | undefined;
+  /**
+   * `--allow-request METHODS@HOST/PATH`: an allowed host narrowed to these methods and path
+   * prefixes (its TLS ended at the gateway so the requests can be seen). Each HOST must be allowed.
+   */
+  requestRules?: readonly string[] | undefined;
 }
 
 /** `--protect` and `--no-protect`: workspace paths the host runs later, mounted read-only in bind mode. */

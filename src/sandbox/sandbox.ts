@@ -129,6 +129,11 @@ export interface EgressRecord {
    * the run had the gateway look up: each distinct name looked up on the host appears once, here.
    */
   lookedUp?: string | undefined;
+  /**
+   * `--secret` names whose value the gateway put into this request (never the values), or, on a
+   * refusal for a placeholder sent to the wrong host, the secret it belonged to.
+   */
+  secrets?: string[] | undefined;
   /** Bytes on the wire to the origin (request lines, headers, bodies, framing), and back. */
   bytesUp: number;
   bytesDown: number;
@@ -145,6 +150,8 @@ export interface EgressMonitor {
   readonly limitBytes: number;
   /** Most distinct names looked up under each wildcard entry in the run. */
   readonly wildcardNames?: number | undefined;
+  /** `--secret` grants as `NAME@host:ports` (names, never values). */
+  readonly secrets?: readonly string[] | undefined;
   /**
    * Calls `listener` with each record when its connection ends (a refusal: at once). Returns the
    * unsubscribe function. Contract: the listener must not throw.

@@ -47,6 +47,10 @@ export interface RunStartEgress {
   allowPrivate: boolean;
   /** Most bytes the run's connections could carry (`--egress-limit`). */
   limitBytes: number;
+  /** `--secret` grants as `NAME@host:ports` (never a value); a replay needs each flag again. */
+  secrets?: string[];
+  /** `--allow-request` rules, normalized; a replay keeps them. */
+  requestRules?: string[];
 }
 
 /** A user text the loop sent: the task, or a nudge such as "continue in smaller steps". */
@@ -166,6 +170,8 @@ export interface EgressTranscriptRecord extends RecordBase<"egress"> {
   status?: number;
   /** A name under a wildcard entry looked up on the host for the first time in the run (each once). */
   lookedUp?: string;
+  /** `--secret` names whose value the gateway put into the request (never the value), or the one refused. */
+  secrets?: string[];
   /** Bytes from the sandbox to the origin. */
   bytesUp: number;
   /** Bytes from the origin to the sandbox. */

@@ -123,7 +123,7 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
     },
     onTurnUsage: (usage, total) => write({ type: "usage", usage, total }),
     onNotice: (text) => write({ type: "notice", text }),
-    onEgress: ({ time, callId, reason, address, status, lookedUp, ...record }) =>
+    onEgress: ({ time, callId, reason, address, status, lookedUp, secrets, ...record }) =>
       write({
         type: "egress",
         openedAt: time,
@@ -133,6 +133,7 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
         ...(address === undefined ? {} : { address }),
         ...(status === undefined ? {} : { status }),
         ...(lookedUp === undefined ? {} : { lookedUp }),
+        ...(secrets === undefined ? {} : { secrets }),
       }),
     onRunEnd: (result) =>
       write({

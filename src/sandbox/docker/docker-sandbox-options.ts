@@ -32,6 +32,11 @@ export interface DockerSandboxOptions extends SandboxRequest {
    * map documentation names to loopback with it. Contract: rejects for a name it cannot resolve.
    */
   egressLookup?: ((hostname: string) => Promise<Array<{ address: string; family: number }>>) | undefined;
+  /**
+   * Certificates (PEM) the gateway verifies terminated hosts' origins against instead of Node's
+   * store (tests with self-signed origins).
+   */
+  egressUpstreamCa?: readonly string[] | undefined;
   /** Allowlist mode's gateway bounds; defaults in SANDBOX_DEFAULTS (tests shorten them). */
   egressIdleMs?: number | undefined;
   egressMaxConnectionMs?: number | undefined;

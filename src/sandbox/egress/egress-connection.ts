@@ -45,6 +45,7 @@ export class EgressConnection {
   #status: number | undefined;
   #reason: string | undefined;
   #ended = false;
+  #secrets: string[] | undefined;
 
   constructor(start: ConnectionStart, hooks: ConnectionHooks) {
     this.start = start;
@@ -77,6 +78,11 @@ export class EgressConnection {
   /** The HTTP status the client got. */
   answered(status: number): void {
     this.#status = status;
+  }
+
+  /** The `--secret` names this request carried (their values, put in by the gateway), for the record. */
+  carried(secrets: readonly string[]): void {
+    if (secrets.length > 0) this.#secrets = [...secrets];
   }
 
   /** Turns it into a refusal (an address the policy forbids): recorded as not allowed. */
@@ -154,6 +160,7 @@ export class EgressConnection {
       address: this.#address,
       status: this.#status,
       ...(lookedUp === undefined ? {} : { lookedUp }),
+      ...(this.#secrets === undefined ? {} : { secrets: this.#secrets }),
       bytesUp: this.#bytesUp,
       bytesDown: this.#bytesDown,
       durationMs: Math.round(performance.now() - this.#opened),

@@ -5,20 +5,26 @@
  * number, time and bytes, and recorded.
  */
 import { lookup as dnsLookup } from "node:dns/promises";
-import { chmod, chown, rm } from "node:fs/promises";
+import { chmod, chown, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
+import { dirname, join } from "node:path";
+import { rootCertificates } from "node:tls";
 import { ConfigError, HarnessError, SandboxError } from "../../errors.js";
 import type { EgressMonitor, EgressRecord } from "../sandbox.js";
 import { type AllowEntry, Allowlist, parseAllowEntry } from "./allowlist.js";
 import { connectOrigin, type Lookup, resolveDestination } from "./destination.js";
 import { EgressConnection } from "./egress-connection.js";
 import { EgressLedger, type EgressTotals } from "./egress-ledger.js";
-import { handleRequest } from "./forward-http.js";
+import { forward, handleRequest } from "./forward-http.js";
 import type { Admission, GatewayCore, Reach } from "./gateway-core.js";
 import type { CallTag, GatewayOptions } from "./gateway-options.js";
 import { hostSyntax, shown } from "./host-syntax.js";
+import { parseRequestRule, type RequestRule, RequestRules } from "./request-rules.js";
 import { answerRaw } from "./responses.js";
+import { RunCertificateAuthority } from "./secrets/run-ca.js";
+import { SecretBook } from "./secrets/secret-book.js";
+import { TlsTerminator } from "./secrets/tls-terminator.js";
 import { newSocketPath, prepareSocketDir } from "./socket-dir.js";
 import { handleConnect } from "./tunnel.js";
 
@@ -53,13 +59,38 @@ export class EgressGateway implements EgressMonitor {
   /** Names looked up so far under each wildcard entry (by its text). */
   readonly #wildcardNames = new Map<string, Set<string>>();
   #closing: Promise<void> | undefined;
+  /** The run's secrets; undefined without `--secret`. */
+  readonly #secrets: SecretBook | undefined;
+  readonly #rules: RequestRules | undefined;
+  readonly #ca: RunCertificateAuthority | undefined;
+  readonly #terminator: TlsTerminator | undefined;
+  /**
+   * Files beside the socket that the sandbox reads to trust the run's CA (no key in either):
+   * `ca`, the CA alone, and `bundle`, Node's root store with the CA added, for the tools whose
+   * setting replaces the system store. Undefined when nothing is terminated.
+   */
+  readonly trustFiles: { ca: string; bundle: string } | undefined;
 
   /** Checks the options, prepares the directory and listens. */
   static async start(options: GatewayOptions): Promise<EgressGateway> {
-    const entries = options.allowHosts.map((text): AllowEntry => {
+    // A secret's host is allowed by the secret itself.
+    const allowHosts = [...new Set([...options.allowHosts, ...(options.secrets ?? []).map((s) => s.host)])];
+    const entries = allowHosts.map((text): AllowEntry => {
       const parsed = parseAllowEntry(text);
       if (!parsed.ok) throw new ConfigError(`--allow-host ${text}: ${parsed.reason}`);
       return parsed.entry;
+    });
+    const allowlist = new Allowlist(entries);
+    const rules = (options.requestRules ?? []).map((text): RequestRule => {
+      const parsed = parseRequestRule(text);
+      if (!parsed.ok) throw new ConfigError(`--allow-request ${parsed.reason}`);
+      const { entry } = parsed.rule;
+      if (entry.ports.some((port) => !allowlist.check(entry.host, port).allowed)) {
+        throw new ConfigError(
+          `--allow-request ${text}: ${entry.text} is not allowed; a rule only narrows an allowed host (add --allow-host ${entry.text})`,
+        );
+      }
+      return parsed.rule;
     });
     const keys = ["limitBytes", "maxConnections", "idleMs", "maxConnectionMs", "wildcardNames"] as const;
     for (const key of keys) {
@@ -71,8 +102,12 @@ export class EgressGateway implements EgressMonitor {
     try {
       await prepareSocketDir(options.socketDir, options.owner);
       const { name, path } = newSocketPath(options.socketDir);
-      const gateway = new EgressGateway(options, new Allowlist(entries), name, path);
+      const gateway = new EgressGateway(options, allowlist, new RequestRules(rules), name, path);
       await gateway.#listen();
+      await gateway.#writeTrust().catch(async (error: unknown) => {
+        await gateway.close();
+        throw error;
+      });
       return gateway;
     } catch (error) {
       if (error instanceof HarnessError) throw error;
@@ -85,7 +120,13 @@ export class EgressGateway implements EgressMonitor {
     }
   }
 
-  private constructor(options: GatewayOptions, allowlist: Allowlist, socketName: string, socketPath: string) {
+  private constructor(
+    options: GatewayOptions,
+    allowlist: Allowlist,
+    rules: RequestRules,
+    socketName: string,
+    socketPath: string,
+  ) {
     this.#options = options;
     this.#allowlist = allowlist;
     this.socketName = socketName;
@@ -95,6 +136,28 @@ export class EgressGateway implements EgressMonitor {
     this.limitBytes = options.limitBytes;
     this.wildcardNames = options.wildcardNames ?? DEFAULT_WILDCARD_NAMES;
     this.#ledger = new EgressLedger(options.limitBytes);
+    const secrets = options.secrets ?? [];
+    this.#secrets = secrets.length > 0 ? new SecretBook(secrets) : undefined;
+    this.#rules = rules.rules.length > 0 ? rules : undefined;
+    if (this.#secrets !== undefined || this.#rules !== undefined) {
+      this.#ca = new RunCertificateAuthority();
+      const core = this.#core();
+      this.#terminator = new TlsTerminator(
+        this.#ca,
+        (site, request, response) => {
+          const path = request.url ?? "";
+          if (!path.startsWith("/")) {
+            core.malformed(shown(site.host), request.method ?? "?", "expected a path (origin-form request)");
+            response.writeHead(400).end();
+            return;
+          }
+          forward(core, request, response, { ...site, path, tls: true }).catch(() => response.destroy());
+        },
+        { headersTimeoutMs: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS, idleMs: options.idleMs },
+      );
+      const base = socketName.replace(/\.sock$/, "");
+      this.trustFiles = { ca: `${base}.ca.pem`, bundle: `${base}.bundle.pem` };
+    }
     this.#lookup = options.lookup ?? ((host) => dnsLookup(host, { all: true, verbatim: true }));
     const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
     this.#server = createServer({
@@ -115,6 +178,16 @@ export class EgressGateway implements EgressMonitor {
     return this.#ledger.subscribe(listener);
   }
 
+  /** `--secret` grants as `NAME@host:ports`, for the system prompt and the records (never a value). */
+  get secrets(): readonly string[] {
+    return this.#secrets?.describe() ?? [];
+  }
+
+  /** `NAME=placeholder` for each secret, for every command's environment; empty without secrets. */
+  secretEnv(): string[] {
+    return this.#secrets?.env() ?? [];
+  }
+
   /** Counts so far: connections allowed/denied, bytes up/down, distinct hosts reached. */
   totals(): EgressTotals {
     return this.#ledger.totals(this.#live);
@@ -130,8 +203,12 @@ export class EgressGateway implements EgressMonitor {
     const stopped = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const connection of [...this.#live]) connection.abort("the gateway closed");
     for (const socket of this.#sockets) socket.destroy();
+    this.#terminator?.close();
     await stopped;
     await rm(this.socketPath, { force: true });
+    for (const name of Object.values(this.trustFiles ?? {})) {
+      await rm(join(dirname(this.socketPath), name), { force: true });
+    }
   }
 
   async #listen(): Promise<void> {
@@ -175,12 +252,47 @@ export class EgressGateway implements EgressMonitor {
     }
   }
 
+  /** Writes the CA's certificate and the bundle beside the socket, owned like it (the sandbox reads them). */
+  async #writeTrust(): Promise<void> {
+    if (this.trustFiles === undefined || this.#ca === undefined) return;
+    const dir = dirname(this.socketPath);
+    const contents = {
+      ca: this.#ca.certPem,
+      bundle: `${rootCertificates.join("\n")}\n${this.#ca.certPem}`,
+    };
+    for (const key of ["ca", "bundle"] as const) {
+      const path = join(dir, this.trustFiles[key]);
+      // "wx": never through a file (or link) someone else put there first.
+      await writeFile(path, contents[key], { mode: 0o644, flag: "wx" });
+      const owner = this.#options.owner;
+      if (owner !== undefined) await chown(path, owner.uid, owner.gid);
+    }
+  }
+
   #core(): GatewayCore {
+    const secrets = this.#secrets;
     return {
       admit: (host, port, method, headBytes) => this.#admit(host, port, method, headBytes),
       reach: (connection, entry) => this.#reach(connection, entry),
       malformed: (host, method, reason) =>
         this.#ledger.refused(this.#currentCall(), { host, port: 0, method }, 400, reason),
+      secrets,
+      rules: this.#rules,
+      upstreamCa: this.#options.upstreamCa,
+      terminates: (host, port) =>
+        (secrets?.hasSecretFor(host, port) ?? false) || (this.#rules?.governs(host, port) ?? false),
+      terminate: (client, host, port) => this.#terminator?.accept(client, { host, port }),
+      refuseContent: (host, port, method, reason, secret) => {
+        const tag = this.#currentCall();
+        tag?.denied.push({ host, port, reason });
+        this.#ledger.refused(
+          tag,
+          { host, port, method },
+          403,
+          reason,
+          secret === undefined ? undefined : [secret],
+        );
+      },
     };
   }
 

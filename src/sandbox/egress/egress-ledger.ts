@@ -67,6 +67,7 @@ export class EgressLedger {
     request: { host: string; port: number; method: string },
     status: number,
     reason: string,
+    secrets?: string[] | undefined,
   ): void {
     this.#counts.denied += 1;
     this.#emit({
@@ -76,6 +77,7 @@ export class EgressLedger {
       allowed: false,
       reason,
       status,
+      ...(secrets === undefined ? {} : { secrets }),
       bytesUp: 0,
       bytesDown: 0,
       durationMs: 0,

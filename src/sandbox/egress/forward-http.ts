@@ -5,15 +5,23 @@
  * pipelines, so neither side can make the gateway buffer more than a stream's high-water mark.
  * Every byte on the origin's wire (heads, bodies, chunk framing, trailers) is counted as it passes.
  */
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import {
+  type ClientRequest,
+  request as httpRequest,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import type { Socket } from "node:net";
-import { Duplex, pipeline } from "node:stream";
+import { Duplex, pipeline, type Transform } from "node:stream";
+import { connect as tlsConnect } from "node:tls";
 import type { EgressConnection } from "./egress-connection.js";
 import type { GatewayCore } from "./gateway-core.js";
 import { endToEndHeaders } from "./hop-by-hop.js";
-import { shown } from "./host-syntax.js";
+import { hostSyntax, shown } from "./host-syntax.js";
 import { parseAbsoluteUrl } from "./request-target.js";
 import { answerBody, headerLinesBytes } from "./responses.js";
+import { maskedResponse } from "./secrets/masked-response.js";
+import { PlaceholderLeak, type SecretBook } from "./secrets/secret-book.js";
 
 export async function handleRequest(
   core: GatewayCore,
@@ -28,22 +36,77 @@ export async function handleRequest(
     answer(req, res, 400, answerBody(asked, 0, target.reason));
     return;
   }
+  await forward(core, req, res, { ...target, tls: false });
+}
+
+/** Where a request goes: from its absolute URL, or (TLS ended at the gateway) from its CONNECT. */
+export interface ForwardTarget {
+  host: string;
+  port: number;
+  /** Path and query, as sent on the request line. */
+  path: string;
+  hostHeader: string;
+  /** Speak TLS to the origin (a terminated CONNECT). */
+  tls: boolean;
+}
+
+/**
+ * Decides one request on what it carries (the run's secrets), admits it, and forwards it to a
+ * checked address, the response streamed back (with any secret's value taken back out of it).
+ */
+export async function forward(
+  core: GatewayCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: ForwardTarget,
+): Promise<void> {
+  const method = req.method ?? "GET";
   const host = shown(target.host);
-  const headers = endToEndHeaders(req.rawHeaders, ["host"]);
+  let headers = endToEndHeaders(req.rawHeaders, ["host"]);
+  let path = target.path;
+  let carried: string[] = [];
+  let bodyStreams: Transform[] = [];
+  let chunked = req.headers["transfer-encoding"] !== undefined;
+  const ruled = core.rules?.check(target.host, target.port, method, path);
+  if (ruled !== undefined && !ruled.ok) {
+    core.refuseContent(host, target.port, method, ruled.reason);
+    answer(req, res, 403, answerBody(host, target.port, ruled.reason));
+    return;
+  }
+  const secrets = core.secrets;
+  if (secrets !== undefined) {
+    const decision = secrets.decideHead(target.host, target.port, path, headers);
+    if (!decision.ok) {
+      core.refuseContent(host, target.port, method, decision.reason, decision.secret);
+      answer(req, res, 403, answerBody(host, target.port, decision.reason));
+      return;
+    }
+    ({ target: path, rawHeaders: headers, used: carried } = decision);
+    const body = secrets.requestBody(target.host, target.port);
+    if (body !== undefined) {
+      bodyStreams = body.streams;
+      // A swapped value changes the body's length: send it chunked rather than with a wrong length.
+      if (body.swaps && (req.headers["content-length"] ?? "0") !== "0") {
+        headers = endToEndHeaders(headers, ["content-length"]);
+        chunked = true;
+      }
+    }
+  }
   // The request body reaches us de-chunked; say how the origin should frame it, since the client's
   // Transfer-Encoding was a hop-by-hop header.
-  if (req.headers["transfer-encoding"] !== undefined) headers.push("Transfer-Encoding", "chunked");
+  if (chunked) headers.push("Transfer-Encoding", "chunked");
   // One origin connection per request, never reused: say so, rather than leave Node to pick.
   const head = ["Host", target.hostHeader, ...headers, "Connection", "close"];
   // What the head sent to the origin will cost (Node may add Content-Length: 0): it must fit.
   const headBytes =
-    Buffer.byteLength(`${method} ${target.path} HTTP/1.1\r\n`, "latin1") + headerLinesBytes(head) + 2;
+    Buffer.byteLength(`${method} ${path} HTTP/1.1\r\n`, "latin1") + headerLinesBytes(head) + 2;
   const admission = core.admit(target.host, target.port, method, headBytes);
   if (!admission.ok) {
     answer(req, res, admission.status, answerBody(host, target.port, admission.reason));
     return;
   }
   const { connection, entry } = admission;
+  connection.carried(carried);
   connection.onAbort(() => res.destroy());
   res.once("close", () => {
     if (!res.writableFinished) connection.abort("the client closed before the response was complete");
@@ -59,35 +122,101 @@ export async function handleRequest(
   }
   const origin = reached.socket;
   connection.onAbort(() => origin.destroy());
+  const wire = () => countedWire(connection, origin);
+  const masked = secrets?.ownSecrets(target.host, target.port) ?? [];
   const outgoing = httpRequest({
-    createConnection: () => countedWire(connection, origin),
+    createConnection: target.tls ? () => originTls(core, target.host, wire()) : wire,
     method,
-    path: target.path,
+    path,
     headers: head,
     setHost: false,
   });
-  outgoing.on("response", (incoming) => relayResponse(connection, incoming, res));
+  outgoing.on("response", (incoming) =>
+    relayResponse(
+      connection,
+      incoming,
+      res,
+      method,
+      masked.length > 0 ? { book: secrets, masked } : undefined,
+    ),
+  );
   // Also after the request body is through (the pipeline below is done by then).
   outgoing.on("error", (error) => failed(connection, req, res, error));
-  pipeline(req, outgoing, (error) => {
-    if (error) failed(connection, req, res, error);
+  const done = (error: Error | null | undefined) => {
+    if (error instanceof PlaceholderLeak) leaked(connection, req, res, outgoing, error);
+    else if (error) failed(connection, req, res, error);
+  };
+  if (bodyStreams.length === 0) pipeline(req, outgoing, done);
+  else pipeline([req, ...bodyStreams, outgoing], done);
+}
+
+/** TLS to a terminated host's origin, verified against the host's trust for the name the CONNECT gave. */
+function originTls(core: GatewayCore, host: string, wire: Duplex): Socket {
+  const syntax = hostSyntax(host);
+  return tlsConnect({
+    socket: wire,
+    ...(syntax.kind === "name"
+      ? { servername: syntax.name }
+      : { host: syntax.kind === "ip" ? syntax.ip.address : host }),
+    ...(core.upstreamCa === undefined ? {} : { ca: [...core.upstreamCa] }),
+    ALPNProtocols: ["http/1.1"],
   });
 }
 
-function relayResponse(connection: EgressConnection, incoming: IncomingMessage, res: ServerResponse): void {
+/** A request body that carried a placeholder to the wrong host: cut off, recorded as refused, told. */
+function leaked(
+  connection: EgressConnection,
+  req: IncomingMessage,
+  res: ServerResponse,
+  outgoing: ClientRequest,
+  error: PlaceholderLeak,
+): void {
+  if (connection.ended) return;
+  outgoing.destroy();
+  connection.refused(error.message);
+  connection.carried([error.secret]);
+  const { host, port, tag } = connection.start;
+  tag?.denied.push({ host, port, reason: error.message });
+  connection.answered(403);
+  answer(req, res, 403, answerBody(host, port, error.message));
+  connection.finish();
+}
+
+function relayResponse(
+  connection: EgressConnection,
+  incoming: IncomingMessage,
+  res: ServerResponse,
+  method: string,
+  mask: { book: SecretBook | undefined; masked: string[] } | undefined,
+): void {
   const status = incoming.statusCode ?? 502;
   connection.answered(status);
+  let headers = endToEndHeaders(incoming.rawHeaders);
+  let statusMessage = incoming.statusMessage;
+  const body: Transform[] = [];
+  if (mask?.book !== undefined) {
+    const unmasked = maskedResponse(mask.book, mask.masked, headers, method, status);
+    if (!unmasked.ok) {
+      connection.abort(unmasked.reason);
+      return;
+    }
+    headers = unmasked.headers;
+    body.push(...unmasked.body);
+    statusMessage = mask.book.maskText(statusMessage ?? "");
+  }
   try {
-    res.writeHead(status, incoming.statusMessage, endToEndHeaders(incoming.rawHeaders));
+    res.writeHead(status, statusMessage, headers);
   } catch (error) {
     // Node refuses to send some things its parser accepted (e.g. control characters in the status text).
     connection.abort(`the origin's response could not be relayed: ${errorWords(error as Error)}`);
     return;
   }
-  pipeline(incoming, res, (error) => {
+  const done = (error: Error | null | undefined) => {
     if (error) connection.abort(`the response was cut off: ${errorWords(error)}`);
     else connection.finish();
-  });
+  };
+  if (body.length === 0) pipeline(incoming, res, done);
+  else pipeline([incoming, ...body, res], done);
 }
 
 /**

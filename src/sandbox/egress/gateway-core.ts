@@ -6,6 +6,8 @@
 import type { Socket } from "node:net";
 import type { AllowEntry } from "./allowlist.js";
 import type { EgressConnection } from "./egress-connection.js";
+import type { RequestRules } from "./request-rules.js";
+import type { SecretBook } from "./secrets/secret-book.js";
 
 export type Admission =
   | { ok: true; connection: EgressConnection; entry: AllowEntry }
@@ -30,4 +32,19 @@ export interface GatewayCore {
   reach(connection: EgressConnection, entry: AllowEntry): Promise<Reach>;
   /** Records a request the gateway could not read or does not serve (answered 400). */
   malformed(host: string, method: string, reason: string): void;
+  /** The run's `--secret`s, when there are any. */
+  readonly secrets: SecretBook | undefined;
+  /** The `--allow-request` rules, when there are any. */
+  readonly rules: RequestRules | undefined;
+  /** Trust for terminated hosts' origins; undefined: Node's own (with NODE_EXTRA_CA_CERTS). */
+  readonly upstreamCa: readonly string[] | undefined;
+  /** True when the gateway ends TLS itself for CONNECTs to `host:port` (a secret or a rule is for it). */
+  terminates(host: string, port: number): boolean;
+  /** Takes a CONNECT's client socket, already answered 200, and speaks TLS to it as `host`. */
+  terminate(client: Socket, host: string, port: number): void;
+  /**
+   * Records a request refused for what it is or carries (no request rule allows it; a secret's
+   * placeholder to the wrong host), and tells the running command; `secret` is a name, never a value.
+   */
+  refuseContent(host: string, port: number, method: string, reason: string, secret?: string): void;
 }

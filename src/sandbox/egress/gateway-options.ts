@@ -1,6 +1,7 @@
 /** How the gateway is started, and how it learns which command is running. */
 import type { EgressDenial } from "../sandbox.js";
 import type { Lookup } from "./destination.js";
+import type { SecretGrant } from "./secrets/secret-grant.js";
 
 /** The command running now, as the sandbox tags it: records carry its callId; refusals are pushed to `denied`. */
 export interface CallTag {
@@ -41,6 +42,22 @@ export interface GatewayOptions {
   lookup?: Lookup | undefined;
   /** The call running now (read when a connection opens). Contract: should not throw. */
   currentCall?: (() => CallTag | undefined) | undefined;
+  /**
+   * `--secret NAME@HOST` grants: the gateway terminates TLS for each HOST with a CA made for the run,
+   * puts the value in place of NAME's placeholder on requests to HOST, and refuses the placeholder
+   * anywhere else. Each HOST must also be an allow entry.
+   */
+  secrets?: readonly SecretGrant[] | undefined;
+  /**
+   * `--allow-request METHODS@HOST/PATH` rules (request-rules.ts): a host with rules takes only the
+   * requests one of them allows, and its TLS is ended at the gateway. Each HOST must be allowed.
+   */
+  requestRules?: readonly string[] | undefined;
+  /**
+   * Certificates (PEM) to verify the origins of terminated hosts against, instead of Node's store
+   * (which honours NODE_EXTRA_CA_CERTS). For tests with self-signed origins.
+   */
+  upstreamCa?: readonly string[] | undefined;
   /** A client that has not sent a whole request head within this long is dropped. Default 10 s. */
   headersTimeoutMs?: number | undefined;
 }

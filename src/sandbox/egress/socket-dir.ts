@@ -12,8 +12,11 @@ import { SandboxError } from "../../errors.js";
 import { openHostDir } from "../../host-files/host-path.js";
 import { isProcessAlive } from "../../state/liveness.js";
 
-/** `${pid}-${random}.sock`: several harness processes can share the directory. */
-const SOCKET_NAME = /^([0-9]+)-[0-9a-f]+\.sock$/;
+/**
+ * `${pid}-${random}.sock`: several harness processes can share the directory. Beside a socket, the
+ * run CA's certificate files (`.ca.pem`, `.bundle.pem`) when the gateway ends TLS.
+ */
+const SOCKET_NAME = /^([0-9]+)-[0-9a-f]+\.(?:sock|ca\.pem|bundle\.pem)$/;
 
 /** Longest socket path Linux accepts (sun_path is 108 bytes with its NUL). */
 const MAX_SOCKET_PATH = 107;

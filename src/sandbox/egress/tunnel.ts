@@ -37,6 +37,15 @@ export async function handleConnect(
   }
   const { connection, entry } = admission;
   if (!connection.charge(headBytes)) return;
+  if (core.terminates(target.host, target.port)) {
+    // TLS ends here: this record is the CONNECT's; each request inside gets its own.
+    connection.answered(200);
+    connection.finish();
+    client.write(ESTABLISHED);
+    if (head.length > 0) client.unshift(head);
+    core.terminate(client, target.host, target.port);
+    return;
+  }
   connection.onAbort(() => client.destroy());
   // Seen only when the socket fails: a paused socket does not notice EOF; idleMs bounds that case.
   const gone = () => connection.abort("the client closed before the tunnel was open");

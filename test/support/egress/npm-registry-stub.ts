@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { pack } from "tar-stream";
+import { gated, type PrivateOrigin } from "./auth-gate.js";
 import { type Origin, reply, startOrigin } from "./origin-server.js";
 
 export const NPM_FIXTURE_PACKAGE = "harness-fixture-pkg";
@@ -42,18 +43,25 @@ async function packageTarball(): Promise<Buffer> {
 }
 
 /** Starts the registry on 127.0.0.1:0; `hostname` is the name the sandbox will use for it. */
-export async function startNpmRegistryStub(hostname: string): Promise<NpmRegistryStub> {
+export async function startNpmRegistryStub(
+  hostname: string,
+  /** A private registry: TLS, credentials (auth-gate.ts). */
+  options: PrivateOrigin = {},
+): Promise<NpmRegistryStub> {
   const tarball = await packageTarball();
   const tarballPath = `/${NPM_FIXTURE_PACKAGE}/-/${NPM_FIXTURE_PACKAGE}-${NPM_FIXTURE_VERSION}.tgz`;
   let packument = "";
-  const origin = await startOrigin((request, response) => {
-    // npm asks for the packument with an encoded scope slash too; this package has no scope.
-    const path = (request.url ?? "").split("?")[0];
-    if (path === `/${NPM_FIXTURE_PACKAGE}`) reply(response, packument, "application/json");
-    else if (path === tarballPath) reply(response, tarball, "application/octet-stream");
-    else reply(response, undefined, "");
-  });
-  const url = `http://${hostname}:${origin.port}/`;
+  const origin = await startOrigin(
+    gated((request, response) => {
+      // npm asks for the packument with an encoded scope slash too; this package has no scope.
+      const path = (request.url ?? "").split("?")[0];
+      if (path === `/${NPM_FIXTURE_PACKAGE}`) reply(response, packument, "application/json");
+      else if (path === tarballPath) reply(response, tarball, "application/octet-stream");
+      else reply(response, undefined, "");
+    }, options),
+    options.tls,
+  );
+  const url = `${options.tls ? "https" : "http"}://${hostname}:${origin.port}/`;
   // npm refuses a tarball whose integrity does not match, so both sums are the real ones.
   packument = JSON.stringify({
     name: NPM_FIXTURE_PACKAGE,

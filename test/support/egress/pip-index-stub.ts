@@ -4,6 +4,7 @@
  * pip fetch setuptools from the index.
  */
 import { createHash } from "node:crypto";
+import { gated, type PrivateOrigin } from "./auth-gate.js";
 import { type Origin, reply, startOrigin } from "./origin-server.js";
 import { storedZip, type ZipEntry } from "./stored-zip.js";
 
@@ -53,16 +54,27 @@ export function fixtureWheel(): Buffer {
 }
 
 /** Starts the index on 127.0.0.1:0; `hostname` is the name the sandbox will use for it. */
-export async function startPipIndexStub(hostname: string): Promise<PipIndexStub> {
+export async function startPipIndexStub(
+  hostname: string,
+  /** A private registry: TLS, credentials (auth-gate.ts). */
+  options: PrivateOrigin = {},
+): Promise<PipIndexStub> {
   const wheel = fixtureWheel();
   const wheelPath = `/packages/${WHEEL_NAME}`;
   const sha256 = createHash("sha256").update(wheel).digest("hex");
   const projectPage = `<!DOCTYPE html>\n<html><body>\n<a href="${wheelPath}#sha256=${sha256}">${WHEEL_NAME}</a>\n</body></html>\n`;
-  const origin = await startOrigin((request, response) => {
-    const path = (request.url ?? "").split("?")[0];
-    if (path === `/simple/${PIP_FIXTURE_PROJECT}/`) reply(response, projectPage, "text/html");
-    else if (path === wheelPath) reply(response, wheel, "application/octet-stream");
-    else reply(response, undefined, "");
-  });
-  return { ...origin, indexUrl: `http://${hostname}:${origin.port}/simple/`, wheelPath };
+  const origin = await startOrigin(
+    gated((request, response) => {
+      const path = (request.url ?? "").split("?")[0];
+      if (path === `/simple/${PIP_FIXTURE_PROJECT}/`) reply(response, projectPage, "text/html");
+      else if (path === wheelPath) reply(response, wheel, "application/octet-stream");
+      else reply(response, undefined, "");
+    }, options),
+    options.tls,
+  );
+  return {
+    ...origin,
+    indexUrl: `${options.tls ? "https" : "http"}://${hostname}:${origin.port}/simple/`,
+    wheelPath,
+  };
 }

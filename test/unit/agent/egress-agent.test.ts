@@ -87,6 +87,20 @@ describe("buildSystemPrompt: allowlist mode", () => {
     expect(prompt).not.toContain('network mode "none"');
   });
 
+  it("names each secret's variable and host, says it is a placeholder, only when there are secrets", () => {
+    const prompt = buildSystemPrompt({
+      ...base,
+      network: "allowlist",
+      allowHosts: ["api.example.com:443,80"],
+      secrets: ["API_TOKEN@api.example.com:443,80"],
+    });
+    expect(prompt).toContain("$API_TOKEN (for api.example.com:443,80) hold placeholders");
+    expect(prompt).toContain("on requests to that host only");
+    expect(buildSystemPrompt({ ...base, network: "allowlist", allowHosts: ["a.example.com"] })).not.toContain(
+      "placeholders",
+    );
+  });
+
   it("says how many names a wildcard entry lets the proxy look up, only when there is one", () => {
     const line = "Under a *. entry the proxy looks up at most 64 distinct names per run";
     const withWildcard = { ...base, network: "allowlist", wildcardNames: 64 };

@@ -11,6 +11,7 @@ import { ConfigError } from "../../../errors.js";
 import { openHostDir } from "../../../host-files/host-path.js";
 import { egressSocketDir } from "../../../state/state-dir.js";
 import { type CallTag, EgressGateway } from "../../egress/egress-gateway.js";
+import { trustEnv } from "../../egress/secrets/trust-env.js";
 import type { EgressMonitor } from "../../sandbox.js";
 import { type EgressRequest, SANDBOX_DEFAULTS } from "../../sandbox-request.js";
 import { parseUserIds } from "../../sandbox-user.js";
@@ -67,6 +68,9 @@ export class EgressSession {
       idleMs: options.egressIdleMs ?? d.egressIdleMs,
       maxConnectionMs: options.egressMaxConnectionMs ?? d.egressMaxConnectionMs,
       ...(options.egressLookup ? { lookup: options.egressLookup } : {}),
+      secrets: egress.secrets,
+      requestRules: egress.requestRules,
+      upstreamCa: options.egressUpstreamCa,
       currentCall: () => session?.call,
     });
     session = new EgressSession(gateway, socketDir, user, machineryUser);
@@ -110,7 +114,15 @@ export class EgressSession {
 
   /** The proxy variables for a command: empty when no relay runs (then the command has no network). */
   env(): string[] {
-    return this.relay ? egressEnv(this.relay.port) : [];
+    if (!this.relay) return [];
+    const trust = this.gateway.trustFiles;
+    return [
+      ...egressEnv(this.relay.port),
+      ...(trust === undefined
+        ? []
+        : trustEnv(`${EGRESS_MOUNT}/${trust.ca}`, `${EGRESS_MOUNT}/${trust.bundle}`)),
+      ...this.gateway.secretEnv(),
+    ];
   }
 
   /** From now until `endCall`, connections belong to `callId`; the tag collects their denials. */

@@ -57,12 +57,15 @@ describe("the gateway's socket directory", () => {
     mkdirSync(dir, { mode: 0o700 });
     const deadPid = spawnSync("true").pid;
     const stale = join(dir, `${deadPid}-0123abcd.sock`);
+    // The run CA's certificate files a dead gateway left beside its socket go too.
+    const staleTrust = [join(dir, `${deadPid}-0123abcd.ca.pem`), join(dir, `${deadPid}-0123abcd.bundle.pem`)];
     const alive = join(dir, `${process.ppid}-0123abcd.sock`);
     const other = join(dir, "notes.txt");
-    for (const file of [stale, alive, other]) writeFileSync(file, "");
+    for (const file of [stale, ...staleTrust, alive, other]) writeFileSync(file, "");
     const gateway = await EgressGateway.start(options(dir));
     await gateway.close();
     expect(existsSync(stale)).toBe(false);
+    for (const file of staleTrust) expect(existsSync(file)).toBe(false);
     expect(existsSync(alive)).toBe(true);
     expect(existsSync(other)).toBe(true);
   });

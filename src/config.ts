@@ -6,7 +6,7 @@
 import { type AllowPreset, allowPresetHosts, PRESET_NAMES, parseAllowPreset } from "./allow-presets.js";
 import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
-import { parseAllowEntry } from "./sandbox/egress/allowlist.js";
+import { parseAllowEntry } from "./sandbox/egress/policy/allowlist.js";
 import { parseRequestRule } from "./sandbox/egress/request-rules.js";
 import {
   checkSecretValue,

@@ -16,10 +16,10 @@ import { Duplex, pipeline, type Transform } from "node:stream";
 import { connect as tlsConnect } from "node:tls";
 import type { EgressConnection } from "./egress-connection.js";
 import type { GatewayCore } from "./gateway-core.js";
-import { endToEndHeaders } from "./hop-by-hop.js";
-import { hostSyntax, shown } from "./host-syntax.js";
-import { parseAbsoluteUrl } from "./request-target.js";
-import { answerBody, headerLinesBytes } from "./responses.js";
+import { endToEndHeaders } from "./http/hop-by-hop.js";
+import { parseAbsoluteUrl } from "./http/request-target.js";
+import { answerBody, headerLinesBytes } from "./http/responses.js";
+import { hostSyntax, shown } from "./policy/host-syntax.js";
 import { maskedResponse } from "./secrets/masked-response.js";
 import { PlaceholderLeak, type SecretBook } from "./secrets/secret-book.js";
 

@@ -4,8 +4,8 @@
  * each refusal recorded as it happens.
  */
 import type { Socket } from "node:net";
-import type { AllowEntry } from "./allowlist.js";
 import type { EgressConnection } from "./egress-connection.js";
+import type { AllowEntry } from "./policy/allowlist.js";
 import type { RequestRules } from "./request-rules.js";
 import type { SecretBook } from "./secrets/secret-book.js";
 

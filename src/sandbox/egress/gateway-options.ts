@@ -1,6 +1,6 @@
 /** How the gateway is started, and how it learns which command is running. */
 import type { EgressDenial } from "../sandbox.js";
-import type { Lookup } from "./destination.js";
+import type { Lookup } from "./policy/destination.js";
 import type { SecretGrant } from "./secrets/secret-grant.js";
 
 /** The command running now, as the sandbox tags it: records carry its callId; refusals are pushed to `denied`. */

@@ -5,7 +5,7 @@
  * are compared after dot segments are resolved, and a path whose slashes a server might read
  * differently (`%2F`, `%5C`, a backslash) is refused rather than guessed at.
  */
-import { type AllowEntry, parseAllowEntry } from "./allowlist.js";
+import { type AllowEntry, parseAllowEntry } from "./policy/allowlist.js";
 import { belongsTo } from "./secrets/secret-book.js";
 
 export interface RequestRule {

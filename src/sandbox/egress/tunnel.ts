@@ -7,9 +7,9 @@ import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import { pipeline } from "node:stream";
 import type { GatewayCore } from "./gateway-core.js";
-import { shown } from "./host-syntax.js";
-import { parseAuthority } from "./request-target.js";
-import { answerBody, answerRaw, requestHeadBytes } from "./responses.js";
+import { parseAuthority } from "./http/request-target.js";
+import { answerBody, answerRaw, requestHeadBytes } from "./http/responses.js";
+import { shown } from "./policy/host-syntax.js";
 
 const ESTABLISHED = "HTTP/1.1 200 Connection Established\r\n\r\n";
 

@@ -7,7 +7,7 @@
  */
 import type { Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
-import { endToEndHeaders } from "../hop-by-hop.js";
+import { endToEndHeaders } from "../http/hop-by-hop.js";
 import type { SecretBook } from "./secret-book.js";
 
 const DECODERS: Record<string, () => Transform> = {

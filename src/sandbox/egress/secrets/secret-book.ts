@@ -7,8 +7,8 @@
 import { randomBytes } from "node:crypto";
 import type { Transform } from "node:stream";
 import { ConfigError } from "../../../errors.js";
-import { type AllowEntry, parseAllowEntry } from "../allowlist.js";
-import { hostSyntax } from "../host-syntax.js";
+import { type AllowEntry, parseAllowEntry } from "../policy/allowlist.js";
+import { hostSyntax } from "../policy/host-syntax.js";
 import { percentDecoded, placeholderForms } from "./placeholder-forms.js";
 import { checkSecretValue, type SecretGrant } from "./secret-grant.js";
 import { type Replacement, replaceInText, replacingStream, watchingStream } from "./stream-replace.js";

@@ -5,7 +5,7 @@
  */
 import { inspect } from "node:util";
 import { ConfigError } from "../../../errors.js";
-import { type AllowEntry, parseAllowEntry } from "../allowlist.js";
+import { type AllowEntry, parseAllowEntry } from "../policy/allowlist.js";
 
 /** A variable name a shell can export. */
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { createSecureContext, type SecureContext, TLSSocket } from "node:tls";
-import { hostForFlag, hostSyntax } from "../host-syntax.js";
+import { hostForFlag, hostSyntax } from "../policy/host-syntax.js";
 import type { RunCertificateAuthority } from "./run-ca.js";
 
 /** Where the requests of one terminated CONNECT go. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addressClass } from "../../../../src/sandbox/egress/address-policy.js";
+import { addressClass } from "../../../../src/sandbox/egress/policy/address-policy.js";
 
 describe("addressClass", () => {
   it.each([

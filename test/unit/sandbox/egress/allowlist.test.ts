@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { type AllowEntry, Allowlist, parseAllowEntry } from "../../../../src/sandbox/egress/allowlist.js";
+import {
+  type AllowEntry,
+  Allowlist,
+  parseAllowEntry,
+} from "../../../../src/sandbox/egress/policy/allowlist.js";
 
 function entry(text: string): AllowEntry {
   const parsed = parseAllowEntry(text);

@@ -1,7 +1,7 @@
 /** The address policy between the allowlist and the connection; no connection is made here. */
 import { describe, expect, it } from "vitest";
-import { parseAllowEntry } from "../../../../src/sandbox/egress/allowlist.js";
-import { type Lookup, resolveDestination } from "../../../../src/sandbox/egress/destination.js";
+import { parseAllowEntry } from "../../../../src/sandbox/egress/policy/allowlist.js";
+import { type Lookup, resolveDestination } from "../../../../src/sandbox/egress/policy/destination.js";
 
 function entry(text: string) {
   const parsed = parseAllowEntry(text);

@@ -1,7 +1,7 @@
 /** The loop's inputs and result. Re-exported by `loop.ts`. */
 import type { HarnessError } from "../errors.js";
 import type { MessageParam, ModelClient, TokenUsage } from "../model/model-client.js";
-import type { Tool } from "../tools/tool.js";
+import type { Tool, ToolCall, ToolResult } from "../tools/tool.js";
 import type { AgentEvents } from "./events.js";
 import type { ExitStatus } from "./exit-status.js";
 
@@ -35,6 +35,18 @@ export interface AgentDeps {
   events?: AgentEvents;
   /** The conversation so far (a REPL passes the previous run's `messages`); not modified. */
   history?: readonly MessageParam[];
+  /** Told after every tool call is answered (run or not), before the next one: takes a checkpoint. */
+  checkpoints?: StepCheckpoints;
+}
+
+/**
+ * What the loop calls when a step ends: one tool call answered. The CLI's implementation snapshots
+ * the workspace (src/checkpoints/); the agent layer knows nothing of files.
+ * Contract: never rejects; a snapshot that fails is the implementation's note, never the run's end.
+ */
+export interface StepCheckpoints {
+  /** `call` was answered with `result`; the workspace is as the step left it. */
+  afterToolCall(call: ToolCall, result: ToolResult): Promise<void>;
 }
 
 export interface AgentRunResult {

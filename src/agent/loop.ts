@@ -15,11 +15,11 @@ import {
 } from "./conversation.js";
 import { guardEvents } from "./events.js";
 import { asHarnessError, modelFailure } from "./model-failure.js";
-import { afterResponse } from "./stop-reasons.js";
+import { afterResponse, checkpointHook } from "./stop-reasons.js";
 import { runToolCalls } from "./tool-turn.js";
 import { addUsage, totalTokens, ZERO_USAGE } from "./usage.js";
 
-export type { AgentDeps, AgentLimits, AgentRunResult } from "./agent-types.js";
+export type { AgentDeps, AgentLimits, AgentRunResult, StepCheckpoints } from "./agent-types.js";
 export type { AgentEvents } from "./events.js";
 export { MAX_TOKENS_STREAK_LIMIT } from "./stop-reasons.js";
 
@@ -57,6 +57,7 @@ export async function runAgent(task: string, deps: AgentDeps): Promise<AgentRunR
       tools: deps.tools,
       events,
       skipAll: `Error: not run: the run ended (${end.status}) before this tool call could run.`,
+      afterCall: checkpointHook(deps),
     });
     appendUserBlocks(state.messages, outcome.results.map(toolResultBlock));
   }

@@ -25,6 +25,8 @@ export interface ToolTurnOptions {
   skip?: ReadonlyMap<string, string>;
   /** Answer every call with this error text and run none (the run is ending). */
   skipAll?: string;
+  /** Awaited after each call's result, before the next call: the step's checkpoint. Never rejects. */
+  afterCall?: ((call: ToolCall, result: ToolResult) => Promise<void>) | undefined;
 }
 
 export interface ToolTurnOutcome {
@@ -66,6 +68,7 @@ export async function runToolCalls(
     }
     events.onToolResult(call, result);
     results.push(result);
+    await options.afterCall?.(call, result).catch(() => undefined);
   }
   const outcome: ToolTurnOutcome = { results, canceled: signal?.aborted === true };
   if (fatal !== undefined) outcome.fatal = fatal;

@@ -28,7 +28,7 @@ export interface TranscriptOptions {
    * More facts for every run_start record: the per-command timeout and allowlist mode (replay uses
    * both), the workspace and the writing process (`harness runs`, `run --continue`).
    */
-  runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid">;
+  runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid" | "forkOf">;
 }
 
 export function createTranscript(path: string, options: TranscriptOptions = {}): Transcript {

@@ -1,0 +1,101 @@
+/**
+ * The agent loop's `StepCheckpoints` for one run: a snapshot of the workspace before the first call
+ * (`start`) and after every call, each appended to the run's steps.jsonl and announced as a
+ * `checkpoint` transcript record. It never throws into the loop: a snapshot that fails or gives up
+ * (a limit) is one notice, and checkpoints are off for the rest of the run.
+ */
+import type { StepCheckpoints } from "../agent/agent-types.js";
+import type { ToolCall } from "../tools/tool.js";
+import type { CheckpointRecord } from "../transcript/transcript-records.js";
+import { BlobStore } from "./blob-store.js";
+import type { Manifest, SnapshotLimits, StepRecord } from "./checkpoint-types.js";
+import { takeSnapshot } from "./snapshot.js";
+import { appendStep } from "./step-log.js";
+
+export interface RunCheckpointerOptions {
+  /** The workspace on the host (a real path). */
+  root: string;
+  /** `<runs>/<id>.checkpoints`. */
+  checkpointsDir: string;
+  /** `<state>/checkpoints/blobs`. */
+  sharedBlobsDir: string;
+  /** The step the first snapshot records: 0 for a new run, the calls so far for a continued one. */
+  firstStep: number;
+  /** The manifest the first snapshot compares with (empty for a new run). */
+  previous: Manifest;
+  limits: SnapshotLimits;
+  ignored?: (path: string, isDirectory: boolean) => boolean;
+  /** Each snapshot's facts, for the transcript. */
+  onCheckpoint: (record: Omit<CheckpointRecord, "type" | "time">) => void;
+  /** A note for the user (a snapshot gave up or failed). */
+  onNotice: (text: string) => void;
+  /** Milliseconds clock, for tests. */
+  now?: () => number;
+}
+
+export class RunCheckpointer implements StepCheckpoints {
+  private step: number;
+  private previous: Manifest;
+  private off = false;
+  private readonly store: BlobStore;
+
+  constructor(private readonly options: RunCheckpointerOptions) {
+    this.step = options.firstStep;
+    this.previous = options.previous;
+    this.store = new BlobStore(options.sharedBlobsDir, `${options.checkpointsDir}/blobs`);
+  }
+
+  /** The checkpoint of the workspace as the run starts. Never rejects. */
+  async start(): Promise<void> {
+    await this.take(undefined);
+  }
+
+  async afterToolCall(call: ToolCall): Promise<void> {
+    this.step += 1;
+    await this.take(call.id);
+  }
+
+  private async take(callId: string | undefined): Promise<void> {
+    if (this.off) return;
+    const now = this.options.now ?? (() => performance.now());
+    const started = now();
+    const { options } = this;
+    try {
+      const snapshot = await takeSnapshot({
+        root: options.root,
+        previous: this.previous,
+        store: this.store,
+        limits: options.limits,
+        ...(options.ignored === undefined ? {} : { ignored: options.ignored }),
+      });
+      const record: StepRecord = {
+        step: this.step,
+        time: new Date().toISOString(),
+        delta: snapshot.delta,
+        counts: snapshot.counts,
+      };
+      if (callId !== undefined) record.callId = callId;
+      if (snapshot.skipped.length > 0) record.skipped = snapshot.skipped.slice(0, 20);
+      if (snapshot.gaveUp !== undefined) record.gaveUp = snapshot.gaveUp;
+      appendStep(options.checkpointsDir, record);
+      if (snapshot.manifest !== undefined) this.previous = snapshot.manifest;
+      options.onCheckpoint({
+        step: this.step,
+        ...(callId === undefined ? {} : { callId }),
+        ...snapshot.counts,
+        skipped: snapshot.skipped.length,
+        durationMs: Math.round(now() - started),
+        ...(snapshot.gaveUp === undefined ? {} : { gaveUp: snapshot.gaveUp }),
+      });
+      if (snapshot.gaveUp !== undefined)
+        this.stop(`checkpoints stopped at step ${this.step}: ${snapshot.gaveUp}`);
+    } catch (error) {
+      this.stop(`checkpoints stopped at step ${this.step}: ${(error as Error).message}`);
+    }
+  }
+
+  private stop(note: string): void {
+    this.off = true;
+    this.options.onNotice(`${note}; later steps have no checkpoint (--no-checkpoints turns them off)`);
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * A workspace written by whatever ran in the sandbox: links to host files, fifos, sockets, devices,
+ * entries swapped while the snapshot walks, too many files. The snapshot reads nothing outside the
+ * workspace, never waits on a fifo, and gives up with a note at its limits.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BlobStore } from "../../../src/checkpoints/blob-store.js";
+import type { Manifest } from "../../../src/checkpoints/checkpoint-types.js";
+import { checkpointDirs, snapshotOf } from "./checkpoints-fixture.js";
+
+const dirsMade: string[] = [];
+afterEach(() => {
+  for (const dir of dirsMade.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function dirs() {
+  const made = checkpointDirs();
+  dirsMade.push(made.base);
+  return made;
+}
+
+const sha = (content: string | Buffer) => createHash("sha256").update(content).digest("hex");
+
+/** Every blob stored under `dir`, by name. */
+function storedBlobs(dir: string): Set<string> {
+  const found = new Set<string>();
+  const walk = (at: string) => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      if (entry.isDirectory()) walk(join(at, entry.name));
+      else found.add(entry.name);
+    }
+  };
+  try {
+    walk(dir);
+  } catch {
+    // No blobs at all.
+  }
+  return found;
+}
+
+describe("snapshots of a hostile workspace", () => {
+  it("records links to host files as links, and leaves fifos, sockets and devices out without waiting", async () => {
+    const d = dirs();
+    writeFileSync(join(d.root, "ok.txt"), "ok");
+    symlinkSync("/etc/passwd", join(d.root, "passwd"));
+    symlinkSync("/etc", join(d.root, "etc"));
+    symlinkSync("/dev/zero", join(d.root, "zero"));
+    execFileSync("mkfifo", [join(d.root, "fifo")]);
+    const server = createServer().listen(join(d.root, "sock"));
+    await new Promise((resolve) => server.once("listening", resolve));
+    const devices = process.getuid?.() === 0;
+    if (devices) execFileSync("mknod", [join(d.root, "null"), "c", "1", "3"]);
+    try {
+      const snap = await snapshotOf(d);
+      const manifest = snap.manifest as Manifest;
+      expect(manifest.get("passwd")).toMatchObject({ type: "symlink", linkname: "/etc/passwd" });
+      expect(manifest.get("etc")).toMatchObject({ type: "symlink", linkname: "/etc" });
+      expect(manifest.get("zero")).toMatchObject({ type: "symlink", linkname: "/dev/zero" });
+      expect([...manifest.keys()].filter((path) => path.startsWith("etc/"))).toEqual([]);
+      expect(snap.skipped).toEqual(
+        expect.arrayContaining([
+          { path: "fifo", reason: "fifo" },
+          { path: "sock", reason: "socket" },
+          ...(devices ? [{ path: "null", reason: "character device" }] : []),
+        ]),
+      );
+      expect(storedBlobs(d.shared)).toEqual(new Set([sha("ok")]));
+    } finally {
+      server.close();
+    }
+  });
+
+  it("does not follow a directory swapped for a link to /etc after it was listed", async () => {
+    const d = dirs();
+    mkdirSync(join(d.root, "d"));
+    writeFileSync(join(d.root, "d", "inside"), "inside");
+    writeFileSync(join(d.root, "z.txt"), "z");
+    // The store is called for z.txt after `d` was seen as a directory and before it is walked.
+    class SwappingStore extends BlobStore {
+      override put(hash: string, content: Buffer): void {
+        if (content.toString() === "z") {
+          rmSync(join(d.root, "d"), { recursive: true });
+          symlinkSync("/etc", join(d.root, "d"));
+        }
+        super.put(hash, content);
+      }
+    }
+    const snap = await snapshotOf(d, new Map(), undefined, new SwappingStore(d.shared, join(d.run, "blobs")));
+    expect(snap.skipped).toEqual([{ path: "d", reason: "unreadable directory (ELOOP)" }]);
+    expect([...(snap.manifest as Manifest).keys()].some((path) => path.startsWith("d/"))).toBe(false);
+    expect(storedBlobs(d.shared)).toEqual(new Set([sha("z")]));
+  });
+
+  it("never stores a host file while a file is swapped for links and fifos during snapshots", async () => {
+    const d = dirs();
+    const passwd = readFileSync("/etc/passwd");
+    writeFileSync(join(d.root, "f"), "mine");
+    // A busy swapper: the file, a link to /etc/passwd and a fifo take turns at the same name.
+    const swapper = spawn(
+      "sh",
+      [
+        "-c",
+        'cd "$1"; while :; do ln -sf /etc/passwd l && mv -f l f; echo mine > t && mv -f t f; rm -f p; mkfifo p && mv -f p f; done',
+        "sh",
+        d.root,
+      ],
+      { stdio: "ignore" },
+    );
+    try {
+      let previous: Manifest = new Map();
+      for (let i = 0; i < 40; i++) {
+        const snap = await snapshotOf(d, previous);
+        previous = snap.manifest ?? previous;
+        const entry = snap.manifest?.get("f");
+        if (entry?.type === "file") expect(entry.sha256).toBe(sha("mine\n"));
+      }
+    } finally {
+      swapper.kill("SIGKILL");
+    }
+    expect(storedBlobs(d.shared).has(sha(passwd))).toBe(false);
+  });
+
+  it("gives up with a note past its entry limit instead of walking on", async () => {
+    const d = dirs();
+    for (let i = 0; i < 300; i++) writeFileSync(join(d.root, `e${i}`), "");
+    const snap = await snapshotOf(d, new Map(), { maxEntries: 100, maxReadBytes: 1024 });
+    expect(snap.gaveUp).toBe("more than 100 files and directories");
+    expect(snap.manifest).toBeUndefined();
+  });
+
+  it("gives up with a note past its byte limit", async () => {
+    const d = dirs();
+    writeFileSync(join(d.root, "big"), Buffer.alloc(4096, 1));
+    const snap = await snapshotOf(d, new Map(), { maxEntries: 100, maxReadBytes: 1024 });
+    expect(snap.gaveUp).toBe("more than 1024 bytes of changed files to read");
+  });
+
+  it("gives up when the workspace itself was swapped for a link", async () => {
+    const d = dirs();
+    rmSync(d.root, { recursive: true });
+    symlinkSync("/etc", d.root);
+    const snap = await snapshotOf(d);
+    expect(snap.gaveUp).toMatch(/^the workspace cannot be read/);
+    expect(storedBlobs(d.shared).size).toBe(0);
+  });
+});

@@ -119,6 +119,11 @@ async function main(argv: string[]): Promise<number> {
       "--resume <id>",
       "go on with this run: an id or unique prefix (harness runs lists them), or a transcript path",
     )
+    .option(
+      "--fork <run@step>",
+      "a new run from step N of RUN: its first N steps' conversation, checkpoint N restored into --workspace (new or empty)",
+    )
+    .option("--no-checkpoints", "take no checkpoint of the workspace after each tool call")
     .action(async (task: string[], flags: Flags) => {
       const { runCommand } = await import("./cli/run-command.js");
       exitCode = await runCommand(task.join(" "), flags, interrupts);
@@ -222,6 +227,34 @@ async function main(argv: string[]): Promise<number> {
     .action(async (id: string) => {
       const { runsShowCommand } = await import("./cli/runs-command.js");
       exitCode = await runsShowCommand(id);
+    });
+
+  runs
+    .command("diff")
+    .description(
+      "the files one step changed (or the whole run) as a unified diff, from the run's checkpoints",
+    )
+    .argument("<id>", "run id or a unique prefix of one, or a transcript path")
+    .option("--step <n>", "only this step's change (step N: the Nth tool call)")
+    .addOption(new Option("--output-format <format>", "text (default) or json").choices(["text", "json"]))
+    .action(async (id: string, flags: { step?: string; outputFormat?: string }) => {
+      const { runsDiffCommand } = await import("./cli/checkpoint-commands.js");
+      const { processIo } = await import("./cli/runs-command.js");
+      exitCode = await runsDiffCommand(id, flags, processIo());
+    });
+
+  runs
+    .command("restore")
+    .description(
+      "write the workspace as it was after step N (0: before the first call) into a new or empty DIR",
+    )
+    .argument("<id>", "run id or a unique prefix of one, or a transcript path")
+    .requiredOption("--step <n>", "the step whose checkpoint to restore")
+    .requiredOption("--to <dir>", "a new or empty directory")
+    .action(async (id: string, flags: { step?: string; to?: string }) => {
+      const { runsRestoreCommand } = await import("./cli/checkpoint-commands.js");
+      const { processIo } = await import("./cli/runs-command.js");
+      exitCode = await runsRestoreCommand(id, flags, processIo());
     });
 
   runs

@@ -45,6 +45,8 @@ export interface AgentDeps {
  * Contract: never rejects; a snapshot that fails is the implementation's note, never the run's end.
  */
 export interface StepCheckpoints {
+  /** The run (each prompt of a session) begins, its run_start recorded: the workspace before its first call. */
+  start(): Promise<void>;
   /** `call` was answered with `result`; the workspace is as the step left it. */
   afterToolCall(call: ToolCall, result: ToolResult): Promise<void>;
 }

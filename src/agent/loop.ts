@@ -42,6 +42,7 @@ export async function runAgent(task: string, deps: AgentDeps): Promise<AgentRunR
   });
   appendUserText(state.messages, task);
   events.onUserMessage(task);
+  await deps.checkpoints?.start().catch(() => undefined);
 
   let end: RunEnd;
   try {

@@ -7,15 +7,14 @@
  * holding it (run-files.ts).
  */
 import { join } from "node:path";
-import { runsDir } from "../runs/state-paths.js";
-import { harnessStateDir } from "../sandbox/host/state-dir.js";
+import { CHECKPOINTS_SUFFIX, runsDir, sharedBlobsDirOf } from "../runs/state-paths.js";
 
-export const CHECKPOINTS_SUFFIX = ".checkpoints";
+export { CHECKPOINTS_SUFFIX };
 export const STEPS_FILE = "steps.jsonl";
 
 /** `<state>/checkpoints/blobs`: every run's blobs, by SHA-256. */
 export function sharedBlobsDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(harnessStateDir(env), "checkpoints", "blobs");
+  return sharedBlobsDirOf(runsDir(env));
 }
 
 /** `<runs>/<id>.checkpoints` for run `id`. */

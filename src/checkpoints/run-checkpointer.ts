@@ -45,7 +45,7 @@ export class RunCheckpointer implements StepCheckpoints {
     this.store = new BlobStore(options.sharedBlobsDir, `${options.checkpointsDir}/blobs`);
   }
 
-  /** The checkpoint of the workspace as the run starts. Never rejects. */
+  /** The checkpoint of the workspace as the run (or a prompt) starts: the step it goes on from. Never rejects. */
   async start(): Promise<void> {
     await this.take(undefined);
   }

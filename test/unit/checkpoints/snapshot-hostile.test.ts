@@ -99,7 +99,7 @@ describe("snapshots of a hostile workspace", () => {
   it("never stores a host file while a file is swapped for links and fifos during snapshots", async () => {
     const d = dirs();
     const passwd = readFileSync("/etc/passwd");
-    writeFileSync(join(d.root, "f"), "mine");
+    writeFileSync(join(d.root, "f"), "mine\n");
     // A busy swapper: the file, a link to /etc/passwd and a fifo take turns at the same name.
     const swapper = spawn(
       "sh",

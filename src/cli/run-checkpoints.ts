@@ -1,0 +1,69 @@
+/**
+ * The checkpoints of `harness run` (src/checkpoints/): one snapshot before the first tool call and
+ * one after each, announced in the transcript. Bind mode only for now: in copy mode the host
+ * workspace does not change during the run (the sandbox's copy does), so a snapshot of it would say
+ * nothing; the run says so once instead of recording empty steps.
+ */
+import { checkpointsDirOf, sharedBlobsDir } from "../checkpoints/checkpoint-paths.js";
+import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../checkpoints/checkpoint-types.js";
+import { RunCheckpointer } from "../checkpoints/run-checkpointer.js";
+import { latestManifest, readSteps } from "../checkpoints/step-log.js";
+import type { MessageParam } from "../model/model-client.js";
+import { loadIgnoreMatcher } from "../sandbox/copy/ignore-rules.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
+import type { Transcript } from "../transcript/transcript.js";
+
+export interface RunCheckpointsInput {
+  sandbox: Sandbox;
+  transcript: Transcript;
+  /** `--no-checkpoints` gives false. */
+  enabled: boolean;
+  /** A continued run's conversation so far: its steps go on from the calls it holds. */
+  history: readonly MessageParam[];
+  env: NodeJS.ProcessEnv;
+  /** A note for the user during the run (shown and recorded). */
+  onNotice: (text: string) => void;
+  /** A line for the user before the run starts (stderr; the transcript has no run_start yet). */
+  progress: (line: string) => void;
+}
+
+/** The run's checkpointer (the loop takes its first snapshot); undefined when checkpoints are off. Never rejects. */
+export async function openRunCheckpoints(input: RunCheckpointsInput): Promise<RunCheckpointer | undefined> {
+  const { sandbox, transcript } = input;
+  if (!input.enabled) return undefined;
+  if (sandbox.description.isolation !== "bind") {
+    input.progress("checkpoints are not taken in copy mode yet (the host workspace does not change)");
+    return undefined;
+  }
+  const root = sandbox.description.workspace;
+  const checkpointsDir = checkpointsDirOf(transcript.path);
+  let previous: Manifest = new Map();
+  try {
+    previous = latestManifest(readSteps(checkpointsDir));
+  } catch (error) {
+    input.progress(`checkpoints: the earlier steps could not be read (${(error as Error).message})`);
+  }
+  const ignored = await loadIgnoreMatcher(root).catch(() => undefined);
+  const checkpointer = new RunCheckpointer({
+    root,
+    checkpointsDir,
+    sharedBlobsDir: sharedBlobsDir(input.env),
+    firstStep: toolCallsIn(input.history),
+    previous,
+    limits: DEFAULT_SNAPSHOT_LIMITS,
+    ...(ignored === undefined ? {} : { ignored }),
+    onCheckpoint: (record) => transcript.write({ type: "checkpoint", ...record }),
+    onNotice: input.onNotice,
+  });
+  return checkpointer;
+}
+
+/** tool_use blocks in a conversation: the steps a continued run already has. */
+function toolCallsIn(messages: readonly MessageParam[]): number {
+  let calls = 0;
+  for (const message of messages) {
+    if (message.role !== "assistant" || typeof message.content === "string") continue;
+    calls += message.content.filter((block) => block.type === "tool_use").length;
+  }
+  return calls;
+}

@@ -237,9 +237,11 @@ async function main(argv: string[]): Promise<number> {
     .argument("<id>", "run id or a unique prefix of one, or a transcript path")
     .option("--step <n>", "only this step's change (step N: the Nth tool call)")
     .addOption(new Option("--output-format <format>", "text (default) or json").choices(["text", "json"]))
-    .action(async (id: string, flags: { step?: string; outputFormat?: string }) => {
+    .action(async (id: string, _flags: unknown, command: Command) => {
       const { runsDiffCommand } = await import("./cli/checkpoint-commands.js");
       const { processIo } = await import("./cli/runs-command.js");
+      // `runs` has its own --output-format: the one given after `diff` may land there.
+      const flags = command.optsWithGlobals<{ step?: string; outputFormat?: string }>();
       exitCode = await runsDiffCommand(id, flags, processIo());
     });
 

@@ -202,6 +202,10 @@ async function main(argv: string[]): Promise<number> {
   )
     .option("--ignore-output", "compare exit codes only, not stdout and stderr")
     .option("--keep", "keep the temporary workspace afterwards")
+    .option(
+      "--from <step>",
+      "replay only the calls after step N, starting from checkpoint N (restored into the temporary or a new/empty --workspace)",
+    )
     .addOption(
       new Option("--output-format <format>", "report format").choices(["text", "json"]).default("text"),
     )

@@ -2,7 +2,8 @@
  * Checkpoints through the built CLI, a real Docker sandbox and the fake Messages API: a three-step
  * run (create a.txt, create b.txt, change a.txt), then `runs diff --step 3` shows only a.txt's change,
  * `runs restore --step 1` gives a.txt as first written and no b.txt, and `run --fork RUN@2` sends the
- * model the first two steps and starts in a workspace holding both files as after step 2.
+ * model the first two steps and starts in a workspace holding both files as after step 2; `replay
+ * --from 2` replays only the third call, from checkpoint 2.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,7 +43,7 @@ describe.skipIf(skipDocker)("checkpoints end to end", () => {
     fake.api.enqueue(
       toolUseReply("bash", { command: "echo one > a.txt" }, undefined, "toolu_1"),
       toolUseReply("bash", { command: "echo bee > b.txt" }, undefined, "toolu_2"),
-      toolUseReply("bash", { command: "echo two >> a.txt" }, undefined, "toolu_3"),
+      toolUseReply("bash", { command: "cat b.txt && echo two >> a.txt" }, undefined, "toolu_3"),
       textReply("Done."),
     );
     const run = await runCli(["run", "--workspace", ws.path, "write the files"], { env: env() });
@@ -76,8 +77,15 @@ describe.skipIf(skipDocker)("checkpoints end to end", () => {
     expect(readFileSync(join(restored, "a.txt"), "utf8")).toBe("one\n");
     expect(existsSync(join(restored, "b.txt"))).toBe(false);
 
+    // Replay from step 2: only the third call, in checkpoint 2 (a.txt "one", b.txt), so it reproduces.
+    const replay = await runCli(["replay", join(runsDir(), name ?? ""), "--from", "2"], { env: env() });
+    expect(replay.stderr).not.toMatch(/at .*\.js:\d+/);
+    expect(replay.code).toBe(0);
+    expect(replay.stdout).toMatch(/^ +3 ✓ cat b\.txt && echo two >> a\.txt$/m);
+    expect(replay.stdout).not.toMatch(/echo one/);
+
     const show = await runCli(["runs", "show", runId], { env: env() });
-    expect(show.stdout).toMatch(/echo two >> a\.txt[\s\S]*files: 1 changed/);
+    expect(show.stdout).toMatch(/echo two >> a\.txt\n.*\n +files: 1 changed/);
 
     const forked = join(scratch, "fork");
     fake.api.enqueue(

@@ -15,7 +15,7 @@ import {
 } from "./conversation.js";
 import { guardEvents } from "./events.js";
 import { asHarnessError, modelFailure } from "./model-failure.js";
-import { afterResponse, checkpointHook } from "./stop-reasons.js";
+import { afterResponse } from "./stop-reasons.js";
 import { runToolCalls } from "./tool-turn.js";
 import { addUsage, totalTokens, ZERO_USAGE } from "./usage.js";
 
@@ -58,10 +58,11 @@ export async function runAgent(task: string, deps: AgentDeps): Promise<AgentRunR
       tools: deps.tools,
       events,
       skipAll: `Error: not run: the run ended (${end.status}) before this tool call could run.`,
-      afterCall: checkpointHook(deps),
+      checkpoints: deps.checkpoints,
     });
     appendUserBlocks(state.messages, outcome.results.map(toolResultBlock));
   }
+  await deps.checkpoints?.settle().catch(() => undefined);
   const result: AgentRunResult = {
     status: end.status,
     messages: state.messages,
@@ -111,6 +112,8 @@ async function loop(ctx: RunContext): Promise<RunEnd> {
     } catch (error) {
       return modelFailure(error, deps.signal);
     }
+    // The last step's snapshot ran while the model answered; its record comes before the response's.
+    await deps.checkpoints?.settle().catch(() => undefined);
     state.usage = addUsage(state.usage, response.usage);
     state.finalText = textOf(response.content);
     events.onTurnUsage(response.usage, state.usage);

@@ -6,7 +6,7 @@ import { HarnessError } from "../errors.js";
 import type { ModelResponse } from "../model/model-client.js";
 import type { RunContext, RunEnd } from "./agent-types.js";
 import { appendUserBlocks, appendUserText, toolResultBlock, toolUses } from "./conversation.js";
-import { runToolCalls, type ToolTurnOptions } from "./tool-turn.js";
+import { runToolCalls } from "./tool-turn.js";
 
 /** `max_tokens` responses in a row after which the run ends with "format_errors". */
 export const MAX_TOKENS_STREAK_LIMIT = 3;
@@ -57,7 +57,7 @@ async function runTools(
     events,
     signal: deps.signal,
     ...(skip === undefined ? {} : { skip }),
-    afterCall: checkpointHook(deps),
+    checkpoints: deps.checkpoints,
   });
   appendUserBlocks(state.messages, outcome.results.map(toolResultBlock));
   if (outcome.fatal !== undefined) return { status: "error", error: outcome.fatal };
@@ -103,10 +103,4 @@ async function onMaxTokens(ctx: RunContext, response: ModelResponse): Promise<Ru
   appendUserText(state.messages, nudge);
   events.onUserMessage(nudge);
   return undefined;
-}
-
-/** The loop's checkpoint hook for `runToolCalls`, bound to its object. */
-export function checkpointHook(deps: RunContext["deps"]): ToolTurnOptions["afterCall"] {
-  const checkpoints = deps.checkpoints;
-  return checkpoints === undefined ? undefined : (call, result) => checkpoints.afterToolCall(call, result);
 }

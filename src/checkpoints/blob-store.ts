@@ -11,7 +11,6 @@
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
-  existsSync,
   linkSync,
   mkdirSync,
   openSync,
@@ -26,6 +25,8 @@ import { blobRelPath } from "./checkpoint-paths.js";
 export class BlobStore {
   /** Blobs this run is known to hold, so each is checked on disk once. */
   private readonly held = new Set<string>();
+  /** Directories known to exist. */
+  private readonly dirs = new Set<string>();
   /** Bytes of blobs written by this store (not linked from the shared store). */
   bytesWritten = 0;
 
@@ -40,29 +41,29 @@ export class BlobStore {
   adopt(sha256: string): boolean {
     if (this.held.has(sha256)) return true;
     const own = join(this.runDir, blobRelPath(sha256));
-    if (existsSync(own)) {
-      this.held.add(sha256);
-      return true;
-    }
     try {
-      mkdirSync(dirname(own), { recursive: true, mode: 0o700 });
+      this.ensureDir(dirname(own));
       linkSync(join(this.sharedDir, blobRelPath(sha256)), own);
-      this.held.add(sha256);
-      return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === "EEXIST") {
-        this.held.add(sha256);
-        return true;
-      }
       // ENOENT: the shared store lacks it; EXDEV or EPERM (no hard links): written in full.
-      return false;
+      if (code !== "EEXIST") return false;
     }
+    this.held.add(sha256);
+    return true;
+  }
+
+  /** mkdir -p once per directory this store writes in. */
+  private ensureDir(dir: string): void {
+    if (this.dirs.has(dir)) return;
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.dirs.add(dir);
   }
 
   /** Stores `content` (whose hash is `sha256`) unless the run holds it already. */
   put(sha256: string, content: Buffer): void {
     if (this.adopt(sha256)) return;
+    // Written under a temporary name: a blob under its real name is always whole.
     const temp = this.tempPath();
     const fd = openSync(temp, "wx", 0o600);
     try {
@@ -76,7 +77,7 @@ export class BlobStore {
 
   /** A new temporary file in the run's blob directory, for content streamed before its hash is known. */
   tempPath(): string {
-    mkdirSync(this.runDir, { recursive: true, mode: 0o700 });
+    this.ensureDir(this.runDir);
     return join(this.runDir, `tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
   }
 
@@ -87,13 +88,13 @@ export class BlobStore {
       return;
     }
     const own = join(this.runDir, blobRelPath(sha256));
-    mkdirSync(dirname(own), { recursive: true, mode: 0o700 });
+    this.ensureDir(dirname(own));
     renameSync(temp, own);
     this.held.add(sha256);
     this.bytesWritten += bytes;
     const shared = join(this.sharedDir, blobRelPath(sha256));
     try {
-      mkdirSync(dirname(shared), { recursive: true, mode: 0o700 });
+      this.ensureDir(dirname(shared));
       linkSync(own, shared);
     } catch {
       // Already there (another run stored it meanwhile) or no hard links: the run's copy suffices.

@@ -22,6 +22,12 @@ export interface CheckpointEntry {
   sha256?: string;
   /** Target of a symlink, as stored in the link (never followed). */
   linkname?: string;
+  /**
+   * It changed (ctime) less than RACY_MS before it was read: a write in the same clock tick after the
+   * read would leave size and times as they were, so the next snapshot reads it again rather than
+   * trusting its lstat (git's "racily clean" entries).
+   */
+  racy?: true;
 }
 
 /** Workspace-relative path ("src/a.py", `/`-separated) to entry; parents come before children. */

@@ -1,7 +1,8 @@
 /**
  * The agent loop's `StepCheckpoints` for one run: a snapshot of the workspace before the first call
  * (`start`) and after every call, each appended to the run's steps.jsonl and announced as a
- * `checkpoint` transcript record. It never throws into the loop: a snapshot that fails or gives up
+ * `checkpoint` transcript record. A step's snapshot runs while the model is asked for its next
+ * response; the loop settles it first when the next command is ready sooner. It never throws into the loop: a snapshot that fails or gives up
  * (a limit) is one notice, and checkpoints are off for the rest of the run.
  */
 import type { StepCheckpoints } from "../agent/agent-types.js";
@@ -37,6 +38,8 @@ export class RunCheckpointer implements StepCheckpoints {
   private step: number;
   private previous: Manifest;
   private off = false;
+  /** The snapshots started and not yet awaited, in order. */
+  private pending: Promise<void> = Promise.resolve();
   private readonly store: BlobStore;
 
   constructor(private readonly options: RunCheckpointerOptions) {
@@ -47,15 +50,22 @@ export class RunCheckpointer implements StepCheckpoints {
 
   /** The checkpoint of the workspace as the run (or a prompt) starts: the step it goes on from. Never rejects. */
   async start(): Promise<void> {
-    await this.take(undefined);
+    await this.settle();
+    await this.take(undefined, this.step);
   }
 
-  async afterToolCall(call: ToolCall): Promise<void> {
+  /** Starts the snapshot of the step `call` ended; `settle` waits for it. */
+  afterToolCall(call: ToolCall): void {
     this.step += 1;
-    await this.take(call.id);
+    const step = this.step;
+    this.pending = this.pending.then(() => this.take(call.id, step));
   }
 
-  private async take(callId: string | undefined): Promise<void> {
+  settle(): Promise<void> {
+    return this.pending;
+  }
+
+  private async take(callId: string | undefined, step: number): Promise<void> {
     if (this.off) return;
     const now = this.options.now ?? (() => performance.now());
     const started = now();
@@ -69,7 +79,7 @@ export class RunCheckpointer implements StepCheckpoints {
         ...(options.ignored === undefined ? {} : { ignored: options.ignored }),
       });
       const record: StepRecord = {
-        step: this.step,
+        step,
         time: new Date().toISOString(),
         delta: snapshot.delta,
         counts: snapshot.counts,
@@ -80,7 +90,7 @@ export class RunCheckpointer implements StepCheckpoints {
       appendStep(options.checkpointsDir, record);
       if (snapshot.manifest !== undefined) this.previous = snapshot.manifest;
       options.onCheckpoint({
-        step: this.step,
+        step,
         ...(callId === undefined ? {} : { callId }),
         ...snapshot.counts,
         skipped: snapshot.skipped.length,

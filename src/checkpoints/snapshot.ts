@@ -38,6 +38,8 @@ import type {
 /** Files up to this size are read into memory, hashed, and written only when new. */
 const IN_MEMORY_BYTES = 8 * 1024 * 1024;
 const CHUNK_BYTES = 1024 * 1024;
+/** File timestamps come from a coarse clock (a few ms per tick); this is well above any tick. */
+const RACY_MS = 100;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 export interface SnapshotInput {
@@ -74,6 +76,7 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
   let bytesRead = 0;
 
   const readFile = (dir: BeneathDir, name: string, path: string): CheckpointEntry | undefined => {
+    const readAt = Date.now();
     let fd: number;
     try {
       fd = openSync(dir.at(name), READ_FLAGS);
@@ -96,7 +99,7 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
         bytesRead += size;
         const sha256 = hash.update(content).digest("hex");
         store.put(sha256, content);
-        return entryOf(info, { size, sha256 });
+        return entryOf(info, { size, sha256 }, readAt);
       }
       const temp = store.tempPath();
       try {
@@ -108,7 +111,7 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
       bytesRead += size;
       const sha256 = hash.digest("hex");
       store.settle(temp, sha256, size);
-      return entryOf(info, { size, sha256 });
+      return entryOf(info, { size, sha256 }, readAt);
     } catch (error) {
       if (error instanceof GiveUp) throw error;
       if (error instanceof OverBudget)
@@ -150,17 +153,18 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
         manifest.set(path, entryOf(info, { size: 0 }));
         subdirectories.push(name);
       } else if (info.isSymbolicLink()) {
-        if (before?.type === "symlink" && sameStat(before, info)) {
+        if (before?.type === "symlink" && before.racy === undefined && sameStat(before, info)) {
           manifest.set(path, before);
           continue;
         }
         try {
-          manifest.set(path, entryOf(info, { size: 0, linkname: readlinkSync(dir.at(name)) }));
+          const readAt = Date.now();
+          manifest.set(path, entryOf(info, { size: 0, linkname: readlinkSync(dir.at(name)) }, readAt));
         } catch (error) {
           skipped.push({ path, reason: `changed while read (${codeOf(error)})` });
         }
       } else if (info.isFile()) {
-        if (before?.type === "file" && sameStat(before, info)) {
+        if (before?.type === "file" && before.racy === undefined && sameStat(before, info)) {
           manifest.set(path, before);
           continue;
         }
@@ -220,7 +224,7 @@ export function differsInContent(a: CheckpointEntry, b: CheckpointEntry): boolea
 }
 
 function sameEntry(a: CheckpointEntry, b: CheckpointEntry): boolean {
-  return !differsInContent(a, b) && sameStat(a, b) && a.size === b.size;
+  return !differsInContent(a, b) && sameStat(a, b) && a.size === b.size && a.racy === b.racy;
 }
 
 function sameStat(
@@ -237,7 +241,11 @@ function sameStat(
 }
 
 /** The entry for what was read: the descriptor's fstat, which is the file read (whatever lstat saw). */
-function entryOf(info: Stats, fields: { size: number; sha256?: string; linkname?: string }): CheckpointEntry {
+function entryOf(
+  info: Stats,
+  fields: { size: number; sha256?: string; linkname?: string },
+  readAt?: number,
+): CheckpointEntry {
   const type = info.isDirectory() ? "directory" : info.isSymbolicLink() ? "symlink" : "file";
   const entry: CheckpointEntry = {
     type,
@@ -249,6 +257,7 @@ function entryOf(info: Stats, fields: { size: number; sha256?: string; linkname?
   };
   if (fields.sha256 !== undefined) entry.sha256 = fields.sha256;
   if (fields.linkname !== undefined) entry.linkname = fields.linkname;
+  if (readAt !== undefined && Math.max(info.ctimeMs, info.mtimeMs) >= readAt - RACY_MS) entry.racy = true;
   return entry;
 }
 

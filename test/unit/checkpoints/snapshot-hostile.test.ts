@@ -11,6 +11,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BlobStore } from "../../../src/checkpoints/blob-store.js";
 import type { Manifest } from "../../../src/checkpoints/checkpoint-types.js";
+import { prepareTarget, restoreManifest } from "../../../src/checkpoints/restore.js";
+import { appendStep, readSteps } from "../../../src/checkpoints/step-log.js";
 import { checkpointDirs, snapshotOf } from "./checkpoints-fixture.js";
 
 const dirsMade: string[] = [];
@@ -147,5 +149,30 @@ describe("snapshots of a hostile workspace", () => {
     const snap = await snapshotOf(d);
     expect(snap.gaveUp).toMatch(/^the workspace cannot be read/);
     expect(storedBlobs(d.shared).size).toBe(0);
+  });
+
+  it("restores nothing through a link the manifest itself holds, and refuses steps naming '..'", async () => {
+    const d = dirs();
+    const outside = join(d.base, "outside");
+    mkdirSync(outside);
+    writeFileSync(join(d.root, "x"), "payload");
+    const snap = await snapshotOf(d);
+    const blob = snap.manifest?.get("x");
+    const crafted: Manifest = new Map([
+      ["a", { type: "symlink", mode: 0o777, size: 0, mtimeMs: 0, ctimeMs: 0, ino: 1, linkname: outside }],
+      ["a/x", blob as NonNullable<typeof blob>],
+    ]);
+    const target = join(d.base, "target");
+    await prepareTarget(target);
+    await expect(restoreManifest(crafted, target, { checkpointsDir: d.run })).rejects.toThrow(/symlink/);
+    expect(readdirSync(outside)).toEqual([]);
+
+    appendStep(d.run, {
+      step: 0,
+      time: "",
+      delta: { "../escape": blob ?? null },
+      counts: { added: 1, changed: 0, removed: 0 },
+    });
+    expect(() => readSteps(d.run)).toThrow(/unsafe path/);
   });
 });

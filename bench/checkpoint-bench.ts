@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { STEPS_FILE } from "../src/checkpoints/checkpoint-paths.js";
 import { DEFAULT_SNAPSHOT_LIMITS } from "../src/checkpoints/checkpoint-types.js";
 import { RunCheckpointer } from "../src/checkpoints/run-checkpointer.js";
+import { takeSnapshot } from "../src/checkpoints/snapshot.js";
 import { envInt, formatTable, ms, type Summary, summarize } from "./stats.js";
 
 const FILES = envInt("BENCH_FILES", 10_000);
@@ -52,7 +53,7 @@ function storedBytes(...dirs: string[]): number {
 
 function checkpointer(run: string): RunCheckpointer {
   return new RunCheckpointer({
-    root,
+    snapshot: (previous, store, limits) => takeSnapshot({ root, previous, store, limits }),
     checkpointsDir: join(base, "runs", `${run}.checkpoints`),
     sharedBlobsDir: shared,
     firstStep: 0,

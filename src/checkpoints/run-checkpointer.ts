@@ -10,12 +10,15 @@ import type { ToolCall } from "../tools/tool.js";
 import type { CheckpointRecord } from "../transcript/transcript-records.js";
 import { BlobStore } from "./blob-store.js";
 import type { Manifest, SnapshotLimits, StepRecord } from "./checkpoint-types.js";
-import { takeSnapshot } from "./snapshot.js";
+import type { Snapshot } from "./snapshot.js";
 import { appendStep } from "./step-log.js";
 
+/** Takes one snapshot: of the host workspace (snapshot.ts) or of copy mode's copy (entries-snapshot.ts). */
+export type SnapshotFn = (previous: Manifest, store: BlobStore, limits: SnapshotLimits) => Promise<Snapshot>;
+
 export interface RunCheckpointerOptions {
-  /** The workspace on the host (a real path). */
-  root: string;
+  /** How a snapshot is taken. */
+  snapshot: SnapshotFn;
   /** `<runs>/<id>.checkpoints`. */
   checkpointsDir: string;
   /** `<state>/checkpoints/blobs`. */
@@ -25,7 +28,6 @@ export interface RunCheckpointerOptions {
   /** The manifest the first snapshot compares with (empty for a new run). */
   previous: Manifest;
   limits: SnapshotLimits;
-  ignored?: (path: string, isDirectory: boolean) => boolean;
   /** Each snapshot's facts, for the transcript. */
   onCheckpoint: (record: Omit<CheckpointRecord, "type" | "time">) => void;
   /** A note for the user (a snapshot gave up or failed). */
@@ -71,13 +73,7 @@ export class RunCheckpointer implements StepCheckpoints {
     const started = now();
     const { options } = this;
     try {
-      const snapshot = await takeSnapshot({
-        root: options.root,
-        previous: this.previous,
-        store: this.store,
-        limits: options.limits,
-        ...(options.ignored === undefined ? {} : { ignored: options.ignored }),
-      });
+      const snapshot = await options.snapshot(this.previous, this.store, options.limits);
       const record: StepRecord = {
         step,
         time: new Date().toISOString(),

@@ -1,12 +1,14 @@
 /**
  * The checkpoints of `harness run` (src/checkpoints/): one snapshot before the first tool call and
- * one after each, announced in the transcript. Bind mode only for now: in copy mode the host
- * workspace does not change during the run (the sandbox's copy does), so a snapshot of it would say
- * nothing; the run says so once instead of recording empty steps.
+ * one after each, announced in the transcript. Bind mode walks the host workspace (the sandbox
+ * writes there); copy mode reads the sandbox's copy through the engine's archive (the host
+ * workspace does not change during the run), hashing every file each step.
  */
 import { checkpointsDirOf, sharedBlobsDir } from "../checkpoints/checkpoint-paths.js";
 import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../checkpoints/checkpoint-types.js";
-import { RunCheckpointer } from "../checkpoints/run-checkpointer.js";
+import { takeEntriesSnapshot } from "../checkpoints/entries-snapshot.js";
+import { RunCheckpointer, type SnapshotFn } from "../checkpoints/run-checkpointer.js";
+import { takeSnapshot } from "../checkpoints/snapshot.js";
 import { latestManifest, readSteps } from "../checkpoints/step-log.js";
 import type { MessageParam } from "../model/model-client.js";
 import { loadIgnoreMatcher } from "../sandbox/copy/ignore-rules.js";
@@ -31,11 +33,8 @@ export interface RunCheckpointsInput {
 export async function openRunCheckpoints(input: RunCheckpointsInput): Promise<RunCheckpointer | undefined> {
   const { sandbox, transcript } = input;
   if (!input.enabled) return undefined;
-  if (sandbox.description.isolation !== "bind") {
-    input.progress("checkpoints are not taken in copy mode yet (the host workspace does not change)");
-    return undefined;
-  }
   const root = sandbox.description.workspace;
+  const copy = sandbox.copy;
   const checkpointsDir = checkpointsDirOf(transcript.path);
   let previous: Manifest = new Map();
   try {
@@ -44,14 +43,25 @@ export async function openRunCheckpoints(input: RunCheckpointsInput): Promise<Ru
     input.progress(`checkpoints: the earlier steps could not be read (${(error as Error).message})`);
   }
   const ignored = await loadIgnoreMatcher(root).catch(() => undefined);
+  const snapshot: SnapshotFn =
+    copy === undefined
+      ? (before, store, limits) =>
+          takeSnapshot({
+            root,
+            previous: before,
+            store,
+            limits,
+            ...(ignored === undefined ? {} : { ignored }),
+          })
+      : (before, store, limits) =>
+          takeEntriesSnapshot({ entries: copy.entries(), previous: before, store, limits });
   const checkpointer = new RunCheckpointer({
-    root,
+    snapshot,
     checkpointsDir,
     sharedBlobsDir: sharedBlobsDir(input.env),
     firstStep: toolCallsIn(input.history),
     previous,
     limits: DEFAULT_SNAPSHOT_LIMITS,
-    ...(ignored === undefined ? {} : { ignored }),
     onCheckpoint: (record) => transcript.write({ type: "checkpoint", ...record }),
     onNotice: input.onNotice,
   });

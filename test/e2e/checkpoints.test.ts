@@ -111,6 +111,39 @@ describe.skipIf(skipDocker)("checkpoints end to end", () => {
     expect(start?.["forkOf"]).toEqual({ run: runId, step: 2 });
   });
 
+  it("checkpoints copy mode's copy: the host workspace stays, the steps are in the checkpoints", async () => {
+    using ws = makeWorkspace();
+    fake.api.enqueue(
+      toolUseReply("bash", { command: "echo one > a.txt" }, undefined, "toolu_c1"),
+      toolUseReply("bash", { command: "echo two >> a.txt && rm -f keep.txt" }, undefined, "toolu_c2"),
+      textReply("Done."),
+    );
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(join(ws.path, "keep.txt"), "kept\n");
+    const run = await runCli(["run", "--isolation", "copy", "--no-apply", "--workspace", ws.path, "edit"], {
+      env: env(),
+    });
+    expect(run.stderr).not.toMatch(/at .*\.js:\d+/);
+    expect(run.code).toBe(0);
+    expect(existsSync(join(ws.path, "a.txt"))).toBe(false);
+    const [name] = readdirSync(runsDir()).filter((n) => n.endsWith(".jsonl"));
+    const runId = (name ?? "").slice(0, -".jsonl".length);
+    const diff = await runCli(["runs", "diff", runId, "--step", "2", "--output-format", "json"], {
+      env: env(),
+    });
+    const parsed = JSON.parse(diff.stdout) as { changes: { path: string; kind: string }[] };
+    expect(parsed.changes.map((c) => [c.kind, c.path])).toEqual([
+      ["changed", "a.txt"],
+      ["removed", "keep.txt"],
+    ]);
+    const restored = join(scratch, "copy-step1");
+    expect(
+      (await runCli(["runs", "restore", runId, "--step", "1", "--to", restored], { env: env() })).code,
+    ).toBe(0);
+    expect(readFileSync(join(restored, "a.txt"), "utf8")).toBe("one\n");
+    expect(readFileSync(join(restored, "keep.txt"), "utf8")).toBe("kept\n");
+  });
+
   it("takes no checkpoints with --no-checkpoints", async () => {
     using ws = makeWorkspace();
     fake.api.enqueue(

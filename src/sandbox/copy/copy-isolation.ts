@@ -14,7 +14,7 @@ import type { Isolation, LabelledCreateOptions } from "../docker/isolation.js";
 import { removeContainer } from "../docker/remove-container.js";
 import { stopContainersSharing } from "../docker/workspace-quiesce.js";
 import { configNamedPaths } from "../host/protected-paths.js";
-import type { CopiedWorkspace } from "../sandbox.js";
+import type { CopiedWorkspace, WorkspaceEntry } from "../sandbox.js";
 import type { ProtectOptions } from "../sandbox-request.js";
 import { type ApplyResult, applyCopyChanges } from "./apply-copy-changes.js";
 import { protectedPathRefusal } from "./apply-policy.js";
@@ -22,6 +22,7 @@ import { createCopyContainer } from "./copy-container.js";
 import { copyLabels, LABEL_ISOLATION } from "./copy-container-labels.js";
 import { exportCopyChanges, type WorkspaceChanges } from "./export-copy-changes.js";
 import { planWorkspaceCopy, type WorkspaceCopyPlan } from "./workspace-archive.js";
+import { workspaceEntries } from "./workspace-entries.js";
 
 export interface CopyIsolationOptions {
   /** Most bytes of file content copied in, and back out. */
@@ -106,6 +107,10 @@ export class CopyIsolation implements Isolation, CopiedWorkspace {
     });
     await stopSharing(this.docker, this.plan.root, this.options.onProgress);
     return applyCopyChanges(this.started(), this.plan, this.workdir, reviewed, refusePath);
+  }
+
+  entries(): AsyncIterable<WorkspaceEntry> {
+    return workspaceEntries(this.started(), this.workdir);
   }
 
   private started(): Docker.Container {

@@ -71,11 +71,14 @@ export interface SkippedPath {
 export interface SnapshotLimits {
   /** Most entries walked (files, directories, links, skipped ones). */
   maxEntries: number;
-  /** Most content bytes read for new or changed files. */
+  /** Most content bytes read for new or changed files (copy mode: for all files). */
   maxReadBytes: number;
+  /** Most wall time, in ms: a slow or stuck file system (a network mount) ends the snapshot, not the run. */
+  maxMs: number;
 }
 
 export const DEFAULT_SNAPSHOT_LIMITS: SnapshotLimits = {
   maxEntries: 200_000,
   maxReadBytes: 1024 * 1024 * 1024,
+  maxMs: 60_000,
 };

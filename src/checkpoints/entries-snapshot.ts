@@ -30,6 +30,7 @@ export async function takeEntriesSnapshot(input: EntriesSnapshotInput): Promise<
   const skipped: SkippedPath[] = [];
   let count = 0;
   let bytesRead = 0;
+  const deadline = Date.now() + limits.maxMs;
 
   const storeContent = async (content: AsyncIterable<Buffer>): Promise<{ sha256: string; size: number }> => {
     const hash = createHash("sha256");
@@ -75,6 +76,7 @@ export async function takeEntriesSnapshot(input: EntriesSnapshotInput): Promise<
     for await (const e of input.entries) {
       count += 1;
       if (count > limits.maxEntries) throw new GiveUp(`more than ${limits.maxEntries} files and directories`);
+      if (Date.now() > deadline) throw new GiveUp(`the snapshot took longer than ${limits.maxMs / 1000} s`);
       if (input.ignored?.(e.path, e.type === "directory")) continue;
       const base: CheckpointEntry = {
         type: "file",

@@ -74,6 +74,7 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
   const skipped: SkippedPath[] = [];
   let entries = 0;
   let bytesRead = 0;
+  const deadline = Date.now() + limits.maxMs;
 
   const readFile = (dir: BeneathDir, name: string, path: string): CheckpointEntry | undefined => {
     const readAt = Date.now();
@@ -140,6 +141,8 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
       entries += 1;
       if (entries > limits.maxEntries)
         throw new GiveUp(`more than ${limits.maxEntries} files and directories`);
+      if (entries % 256 === 0 && Date.now() > deadline)
+        throw new GiveUp(`the snapshot took longer than ${limits.maxMs / 1000} s`);
       const path = rel === "" ? name : `${rel}/${name}`;
       let info: Stats;
       try {

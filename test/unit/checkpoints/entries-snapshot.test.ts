@@ -67,7 +67,11 @@ describe("copy mode's checkpoint from the engine's archive", () => {
   });
 
   it("gives up with a note past its limits", async () => {
-    const snap = await snapshotOfTar(WORKSPACE, new Map(), { maxEntries: 100, maxReadBytes: 5 });
+    const snap = await snapshotOfTar(WORKSPACE, new Map(), {
+      maxEntries: 100,
+      maxReadBytes: 5,
+      maxMs: 60_000,
+    });
     expect(snap.gaveUp).toBe("more than 5 bytes of files to read");
     expect(snap.manifest).toBeUndefined();
   });

@@ -130,15 +130,23 @@ describe("snapshots of a hostile workspace", () => {
   it("gives up with a note past its entry limit instead of walking on", async () => {
     const d = dirs();
     for (let i = 0; i < 300; i++) writeFileSync(join(d.root, `e${i}`), "");
-    const snap = await snapshotOf(d, new Map(), { maxEntries: 100, maxReadBytes: 1024 });
+    const snap = await snapshotOf(d, new Map(), { maxEntries: 100, maxReadBytes: 1024, maxMs: 60_000 });
     expect(snap.gaveUp).toBe("more than 100 files and directories");
     expect(snap.manifest).toBeUndefined();
+  });
+
+  it("gives up with a note past its time limit (a stuck file system ends the snapshot, not the run)", async () => {
+    const d = dirs();
+    for (let i = 0; i < 300; i++) writeFileSync(join(d.root, `e${i}`), "");
+    // A deadline already past: the walk stops at its first check.
+    const snap = await snapshotOf(d, new Map(), { maxEntries: 1000, maxReadBytes: 1024, maxMs: -1 });
+    expect(snap.gaveUp).toMatch(/^the snapshot took longer than/);
   });
 
   it("gives up with a note past its byte limit", async () => {
     const d = dirs();
     writeFileSync(join(d.root, "big"), Buffer.alloc(4096, 1));
-    const snap = await snapshotOf(d, new Map(), { maxEntries: 100, maxReadBytes: 1024 });
+    const snap = await snapshotOf(d, new Map(), { maxEntries: 100, maxReadBytes: 1024, maxMs: 60_000 });
     expect(snap.gaveUp).toBe("more than 1024 bytes of changed files to read");
   });
 

@@ -14,7 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { STEPS_FILE } from "../src/checkpoints/checkpoint-paths.js";
 import { DEFAULT_SNAPSHOT_LIMITS } from "../src/checkpoints/checkpoint-types.js";
-import { RunCheckpointer } from "../src/checkpoints/run-checkpointer.js";
+import { hostSnapshots } from "../src/checkpoints/host-snapshot.js";
+import { RunCheckpointer, type SnapshotFn } from "../src/checkpoints/run-checkpointer.js";
 import { takeSnapshot } from "../src/checkpoints/snapshot.js";
 import { envInt, formatTable, ms, type Summary, summarize } from "./stats.js";
 
@@ -51,9 +52,11 @@ function storedBytes(...dirs: string[]): number {
   return bytes;
 }
 
-function checkpointer(run: string): RunCheckpointer {
+/** As `harness run` builds it in bind mode; `watched: false` walks at every step. */
+function checkpointer(run: string, watched = true): RunCheckpointer {
+  const walk: SnapshotFn = (previous, store, limits) => takeSnapshot({ root, previous, store, limits });
   return new RunCheckpointer({
-    snapshot: (previous, store, limits) => takeSnapshot({ root, previous, store, limits }),
+    snapshot: watched ? hostSnapshots(root).snapshot : walk,
     checkpointsDir: join(base, "runs", `${run}.checkpoints`),
     sharedBlobsDir: shared,
     firstStep: 0,

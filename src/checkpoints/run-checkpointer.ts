@@ -34,6 +34,8 @@ export interface RunCheckpointerOptions {
   onNotice: (text: string) => void;
   /** Milliseconds clock, for tests. */
   now?: () => number;
+  /** Lets go of what the snapshots hold (bind mode's directory watches). */
+  close?: () => void;
 }
 
 export class RunCheckpointer implements StepCheckpoints {
@@ -98,6 +100,12 @@ export class RunCheckpointer implements StepCheckpoints {
     } catch (error) {
       this.stop(`checkpoints stopped at step ${this.step}: ${(error as Error).message}`);
     }
+  }
+
+  /** Waits for the last snapshot, then lets go of the watches. Never rejects. */
+  async close(): Promise<void> {
+    await this.settle();
+    this.options.close?.();
   }
 
   private stop(note: string): void {

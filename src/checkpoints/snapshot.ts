@@ -21,6 +21,7 @@ import {
   readlinkSync,
   readSync,
   type Stats,
+  statSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
@@ -51,6 +52,8 @@ export interface SnapshotInput {
   limits: SnapshotLimits;
   /** Paths left out (copy mode's ignore rules: `.harness/` and `.harnessignore`). */
   ignored?: (path: string, isDirectory: boolean) => boolean;
+  /** Told of each directory opened: its relative path, inode and descriptor path (change-watch.ts). */
+  onDirectory?: (rel: string, ino: number, path: string) => void;
 }
 
 export interface Snapshot {
@@ -130,6 +133,7 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
     let names: string[];
     try {
       dir = await beneath.dir(parts);
+      if (input.onDirectory !== undefined) input.onDirectory(rel, statSync(dir.path).ino, dir.path);
       names = readdirSync(dir.path).sort();
     } catch (error) {
       if (parts.length === 0) throw new GiveUp(`the workspace cannot be read (${codeOf(error)})`);

@@ -7,12 +7,12 @@
 import { checkpointsDirOf, sharedBlobsDir } from "../checkpoints/checkpoint-paths.js";
 import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../checkpoints/checkpoint-types.js";
 import { takeEntriesSnapshot } from "../checkpoints/entries-snapshot.js";
+import { hostSnapshots } from "../checkpoints/host-snapshot.js";
 import { RunCheckpointer, type SnapshotFn } from "../checkpoints/run-checkpointer.js";
-import { takeSnapshot } from "../checkpoints/snapshot.js";
 import { latestManifest, readSteps } from "../checkpoints/step-log.js";
 import type { MessageParam } from "../model/model-client.js";
 import { loadIgnoreMatcher } from "../sandbox/copy/ignore-rules.js";
-import type { Sandbox } from "../sandbox/sandbox.js";
+import type { CopiedWorkspace, Sandbox } from "../sandbox/sandbox.js";
 import type { Transcript } from "../transcript/transcript.js";
 
 export interface RunCheckpointsInput {
@@ -43,18 +43,11 @@ export async function openRunCheckpoints(input: RunCheckpointsInput): Promise<Ru
     input.progress(`checkpoints: the earlier steps could not be read (${(error as Error).message})`);
   }
   const ignored = await loadIgnoreMatcher(root).catch(() => undefined);
+  const host = copy === undefined ? hostSnapshots(root, ignored) : undefined;
   const snapshot: SnapshotFn =
-    copy === undefined
-      ? (before, store, limits) =>
-          takeSnapshot({
-            root,
-            previous: before,
-            store,
-            limits,
-            ...(ignored === undefined ? {} : { ignored }),
-          })
-      : (before, store, limits) =>
-          takeEntriesSnapshot({ entries: copy.entries(), previous: before, store, limits });
+    host?.snapshot ??
+    ((before, store, limits) =>
+      takeEntriesSnapshot({ entries: (copy as CopiedWorkspace).entries(), previous: before, store, limits }));
   const checkpointer = new RunCheckpointer({
     snapshot,
     checkpointsDir,
@@ -64,6 +57,7 @@ export async function openRunCheckpoints(input: RunCheckpointsInput): Promise<Ru
     limits: DEFAULT_SNAPSHOT_LIMITS,
     onCheckpoint: (record) => transcript.write({ type: "checkpoint", ...record }),
     onNotice: input.onNotice,
+    ...(host === undefined ? {} : { close: host.close }),
   });
   return checkpointer;
 }

@@ -139,6 +139,7 @@ export async function runCommand(
   } else {
     code = await promptLoop(runTurn, interrupts, history);
   }
+  await checkpoints?.close();
   process.stderr.write(`harness: transcript: ${sanitizeForTerminal(transcript.path, { oneLine: true })}\n`);
   // Retention: never throws; a failure is one warning line and the run's exit code stands.
   pruneAfterRun({ transcriptPath: transcript.path });

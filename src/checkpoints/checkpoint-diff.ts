@@ -3,6 +3,7 @@
  * files too big to diff named, mode changes as git writes them (`old mode` / `new mode`), symlinks as
  * their target text. Contents come from the run's blobs, never from the workspace.
  */
+import { displayPath } from "../sandbox/copy/tree-diff.js";
 import { unifiedDiff } from "../text/text-diff.js";
 import { readBlob } from "./blob-store.js";
 import type { CheckpointEntry, Manifest } from "./checkpoint-types.js";
@@ -64,8 +65,8 @@ function fileChange(
   else if (old?.sha256 !== now?.sha256 || old?.linkname !== now?.linkname || old?.type !== now?.type) {
     change.diff =
       unifiedDiff(a ?? "", b ?? "", {
-        before: old === undefined ? "/dev/null" : `a/${path}`,
-        after: now === undefined ? "/dev/null" : `b/${path}`,
+        before: old === undefined ? "/dev/null" : `a/${displayPath(path)}`,
+        after: now === undefined ? "/dev/null" : `b/${displayPath(path)}`,
       }) ?? "";
   }
   return change;
@@ -77,7 +78,7 @@ function textOf(
   checkpointsDir: string,
 ): string | "binary" | "too large" | undefined {
   if (entry === undefined || entry.type === "directory") return undefined;
-  if (entry.type === "symlink") return `${entry.linkname ?? ""}\n`;
+  if (entry.type === "symlink") return `${displayPath(entry.linkname ?? "")}\n`;
   if (entry.size > MAX_DIFF_BYTES) return "too large";
   const content = readBlob(checkpointsDir, entry.sha256 ?? "");
   if (content.subarray(0, 8000).includes(0)) return "binary";
@@ -105,7 +106,9 @@ const GIT_TYPE = { file: "100", symlink: "120", directory: "040" } as const;
 export function formatChanges(changes: readonly FileChange[]): string {
   let out = "";
   for (const c of changes) {
-    out += `diff --harness a/${c.path} b/${c.path}\n`;
+    // A name with a newline or control character is quoted: it cannot forge a line of the patch.
+    const path = displayPath(c.path);
+    out += `diff --harness a/${path} b/${path}\n`;
     const mode = (e: EntryFacts | undefined) =>
       e === undefined ? "" : `${GIT_TYPE[e.type]}${e.mode.padStart(3, "0")}`;
     if (c.kind === "added")
@@ -117,9 +120,8 @@ export function formatChanges(changes: readonly FileChange[]): string {
     if (c.after?.type === "symlink" || c.before?.type === "symlink")
       out += "(symlink: its target text is diffed)\n";
     if (c.binary)
-      out += `Binary files ${c.before ? `a/${c.path}` : "/dev/null"} and ${c.after ? `b/${c.path}` : "/dev/null"} differ\n`;
-    else if (c.diff !== "")
-      out += c.diff.endsWith("\n") ? c.diff : `${c.diff}\n\\ No newline at end of file\n`;
+      out += `Binary files ${c.before ? `a/${path}` : "/dev/null"} and ${c.after ? `b/${path}` : "/dev/null"} differ\n`;
+    else if (c.diff !== "") out += c.diff;
     else if ((c.after?.size ?? 0) > MAX_DIFF_BYTES || (c.before?.size ?? 0) > MAX_DIFF_BYTES)
       out += "(file too large to diff)\n";
   }

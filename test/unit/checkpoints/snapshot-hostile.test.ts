@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BlobStore } from "../../../src/checkpoints/blob-store.js";
+import { changesBetween, formatChanges } from "../../../src/checkpoints/checkpoint-diff.js";
 import type { Manifest } from "../../../src/checkpoints/checkpoint-types.js";
 import { prepareTarget, restoreManifest } from "../../../src/checkpoints/restore.js";
 import { appendStep, readSteps } from "../../../src/checkpoints/step-log.js";
@@ -182,5 +183,19 @@ describe("snapshots of a hostile workspace", () => {
       counts: { added: 1, changed: 0, removed: 0 },
     });
     expect(() => readSteps(d.run)).toThrow(/unsafe path/);
+  });
+
+  it("quotes a name or link target that would forge a line of runs diff's patch", async () => {
+    const d = dirs();
+    const snap0 = await snapshotOf(d);
+    writeFileSync(join(d.root, "a\n+++ evil"), "x\n");
+    symlinkSync("t\ndiff --harness a/forged b/forged", join(d.root, "link"));
+    const snap1 = await snapshotOf(d, snap0.manifest);
+    const patch = formatChanges(
+      changesBetween(snap0.manifest as Manifest, snap1.manifest as Manifest, d.run),
+    );
+    expect(patch.split("\n").filter((line) => line.startsWith("+++ evil"))).toEqual([]);
+    expect(patch.split("\n").filter((line) => line.startsWith("diff --harness a/forged"))).toEqual([]);
+    expect(patch).toContain('a/"a\\n+++ evil"');
   });
 });

@@ -138,6 +138,11 @@ async function main(argv: string[]): Promise<number> {
       "--resume <id>",
       "go on with this run: an id or unique prefix (harness runs lists them), or a transcript path",
     )
+    .option(
+      "--fork <run@step>",
+      "a new run from step N of RUN: its first N steps' conversation, checkpoint N restored into --workspace (new or empty)",
+    )
+    .option("--no-checkpoints", "take no checkpoint of the workspace after each tool call")
     .action(async (task: string[], flags: Flags) => {
       const { runCommand } = await import("./cli/run-command.js");
       exitCode = await runCommand(task.join(" "), flags, interrupts);
@@ -216,6 +221,10 @@ async function main(argv: string[]): Promise<number> {
   )
     .option("--ignore-output", "compare exit codes only, not stdout and stderr")
     .option("--keep", "keep the temporary workspace afterwards")
+    .option(
+      "--from <step>",
+      "replay only the calls after step N, starting from checkpoint N (restored into the temporary or a new/empty --workspace)",
+    )
     .addOption(
       new Option("--output-format <format>", "report format").choices(["text", "json"]).default("text"),
     )
@@ -241,6 +250,36 @@ async function main(argv: string[]): Promise<number> {
     .action(async (id: string) => {
       const { runsShowCommand } = await import("./cli/runs-command.js");
       exitCode = await runsShowCommand(id);
+    });
+
+  runs
+    .command("diff")
+    .description(
+      "the files one step changed (or the whole run) as a unified diff, from the run's checkpoints",
+    )
+    .argument("<id>", "run id or a unique prefix of one, or a transcript path")
+    .option("--step <n>", "only this step's change (step N: the Nth tool call)")
+    .addOption(new Option("--output-format <format>", "text (default) or json").choices(["text", "json"]))
+    .action(async (id: string, _flags: unknown, command: Command) => {
+      const { runsDiffCommand } = await import("./cli/checkpoint-commands.js");
+      const { processIo } = await import("./cli/runs-command.js");
+      // `runs` has its own --output-format: the one given after `diff` may land there.
+      const flags = command.optsWithGlobals<{ step?: string; outputFormat?: string }>();
+      exitCode = await runsDiffCommand(id, flags, processIo());
+    });
+
+  runs
+    .command("restore")
+    .description(
+      "write the workspace as it was after step N (0: before the first call) into a new or empty DIR",
+    )
+    .argument("<id>", "run id or a unique prefix of one, or a transcript path")
+    .requiredOption("--step <n>", "the step whose checkpoint to restore")
+    .requiredOption("--to <dir>", "a new or empty directory")
+    .action(async (id: string, flags: { step?: string; to?: string }) => {
+      const { runsRestoreCommand } = await import("./cli/checkpoint-commands.js");
+      const { processIo } = await import("./cli/runs-command.js");
+      exitCode = await runsRestoreCommand(id, flags, processIo());
     });
 
   runs

@@ -1,7 +1,7 @@
 /** The loop's inputs and result. Re-exported by `loop.ts`. */
 import type { HarnessError } from "../errors.js";
 import type { MessageParam, ModelClient, TokenUsage } from "../model/model-client.js";
-import type { Tool } from "../tools/tool.js";
+import type { Tool, ToolCall, ToolResult } from "../tools/tool.js";
 import type { AgentEvents } from "./events.js";
 import type { ExitStatus } from "./exit-status.js";
 
@@ -35,6 +35,26 @@ export interface AgentDeps {
   events?: AgentEvents;
   /** The conversation so far (a REPL passes the previous run's `messages`); not modified. */
   history?: readonly MessageParam[];
+  /** Told after every tool call is answered (run or not): takes a checkpoint of the workspace. */
+  checkpoints?: StepCheckpoints;
+}
+
+/**
+ * What the loop calls when a step ends: one tool call answered. The CLI's implementation snapshots
+ * the workspace (src/checkpoints/); the agent layer knows nothing of files. A snapshot may go on
+ * while the model is asked for its next response (it costs nothing in wall time then): the loop
+ * calls `settle` before the next call runs, before it records the next response, and before the run
+ * ends, so nothing changes the workspace during a snapshot and the transcript keeps its order.
+ * Contract: none of these rejects; a snapshot that fails is the implementation's note, never the
+ * run's end.
+ */
+export interface StepCheckpoints {
+  /** The run (each prompt of a session) begins, its run_start recorded: the workspace before its first call. */
+  start(): Promise<void>;
+  /** `call` was answered with `result`: the snapshot of what the step left starts (and may go on). */
+  afterToolCall(call: ToolCall, result: ToolResult): void;
+  /** Resolves once every snapshot started has been taken and recorded. */
+  settle(): Promise<void>;
 }
 
 export interface AgentRunResult {

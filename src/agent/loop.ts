@@ -19,7 +19,7 @@ import { afterResponse } from "./stop-reasons.js";
 import { runToolCalls } from "./tool-turn.js";
 import { addUsage, totalTokens, ZERO_USAGE } from "./usage.js";
 
-export type { AgentDeps, AgentLimits, AgentRunResult } from "./agent-types.js";
+export type { AgentDeps, AgentLimits, AgentRunResult, StepCheckpoints } from "./agent-types.js";
 export type { AgentEvents } from "./events.js";
 export { MAX_TOKENS_STREAK_LIMIT } from "./stop-reasons.js";
 
@@ -42,6 +42,7 @@ export async function runAgent(task: string, deps: AgentDeps): Promise<AgentRunR
   });
   appendUserText(state.messages, task);
   events.onUserMessage(task);
+  await deps.checkpoints?.start().catch(() => undefined);
 
   let end: RunEnd;
   try {
@@ -57,9 +58,11 @@ export async function runAgent(task: string, deps: AgentDeps): Promise<AgentRunR
       tools: deps.tools,
       events,
       skipAll: `Error: not run: the run ended (${end.status}) before this tool call could run.`,
+      checkpoints: deps.checkpoints,
     });
     appendUserBlocks(state.messages, outcome.results.map(toolResultBlock));
   }
+  await deps.checkpoints?.settle().catch(() => undefined);
   const result: AgentRunResult = {
     status: end.status,
     messages: state.messages,
@@ -109,6 +112,8 @@ async function loop(ctx: RunContext): Promise<RunEnd> {
     } catch (error) {
       return modelFailure(error, deps.signal);
     }
+    // The last step's snapshot ran while the model answered; its record comes before the response's.
+    await deps.checkpoints?.settle().catch(() => undefined);
     state.usage = addUsage(state.usage, response.usage);
     state.finalText = textOf(response.content);
     events.onTurnUsage(response.usage, state.usage);

@@ -57,6 +57,7 @@ async function runTools(
     events,
     signal: deps.signal,
     ...(skip === undefined ? {} : { skip }),
+    checkpoints: deps.checkpoints,
   });
   appendUserBlocks(state.messages, outcome.results.map(toolResultBlock));
   if (outcome.fatal !== undefined) return { status: "error", error: outcome.fatal };

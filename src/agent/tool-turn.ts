@@ -13,6 +13,7 @@ import {
   type ToolOutput,
   type ToolResult,
 } from "../tools/tool.js";
+import type { StepCheckpoints } from "./agent-types.js";
 import type { AgentEvents } from "./events.js";
 
 export const CANCELED_TEXT = "Error: cancelled by user; this tool call was not run.";
@@ -25,6 +26,8 @@ export interface ToolTurnOptions {
   skip?: ReadonlyMap<string, string>;
   /** Answer every call with this error text and run none (the run is ending). */
   skipAll?: string;
+  /** Told of each answered call (its checkpoint), and settled before the next one runs. */
+  checkpoints?: StepCheckpoints | undefined;
 }
 
 export interface ToolTurnOutcome {
@@ -45,6 +48,8 @@ export async function runToolCalls(
   const results: ToolResult[] = [];
   let fatal: HarnessError | undefined;
   for (const call of calls) {
+    // The previous step's snapshot is taken before this call can change the workspace.
+    await options.checkpoints?.settle().catch(() => undefined);
     events.onToolCall(call);
     const notRun = options.skipAll ?? notRunText(call, options, fatal);
     const tool = options.tools.find((candidate) => candidate.definition.name === call.name);
@@ -66,6 +71,7 @@ export async function runToolCalls(
     }
     events.onToolResult(call, result);
     results.push(result);
+    options.checkpoints?.afterToolCall(call, result);
   }
   const outcome: ToolTurnOutcome = { results, canceled: signal?.aborted === true };
   if (fatal !== undefined) outcome.fatal = fatal;

@@ -19,6 +19,10 @@ export interface ContinueFlags extends CliFlags {
   continue?: boolean;
   /** `--resume ID`: a run id, a unique prefix of one, or a transcript path. */
   resume?: string;
+  /** `--fork RUN@N`: a new run from step N of RUN (cli/fork-run.ts). */
+  fork?: string;
+  /** `--no-checkpoints` gives false. */
+  checkpoints?: boolean;
 }
 
 /** A past run to go on with. */

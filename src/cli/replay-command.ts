@@ -3,9 +3,12 @@
  * sandbox, without a model, and reports whether each reproduced. Exit 0 when all did, 5 when one
  * diverged, 2 when the transcript cannot be read.
  */
-import { chown, mkdtemp, realpath, rm } from "node:fs/promises";
+import { chown, mkdtemp, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
+import { checkpointsDirOf } from "../checkpoints/checkpoint-paths.js";
+import type { Manifest } from "../checkpoints/checkpoint-types.js";
+import { prepareTarget, restoreManifest } from "../checkpoints/restore.js";
 import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { formatCall, formatSummary, reportToJson } from "../replay/format-report.js";
@@ -20,6 +23,7 @@ import { parseUserIds } from "../sandbox/sandbox-user.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { RunStartEgress } from "../transcript/transcript-records.js";
 import { EXIT } from "./exit-codes.js";
+import { checkpointOf, ownerOf } from "./fork-run.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
 /** `replay`'s flags besides the sandbox ones. */
@@ -30,6 +34,8 @@ export interface ReplayFlags extends CliFlags {
   keep?: boolean;
   /** "text" (default) or "json". */
   outputFormat?: string;
+  /** `--from N`: replay the calls after step N, in checkpoint N restored. */
+  from?: string;
 }
 
 /** Owner of a temporary workspace when harness runs as root: it refuses root-owned workspaces. */
@@ -38,6 +44,9 @@ const DEFAULT_OWNER = { uid: 1000, gid: 1000 };
 export async function replayCommand(path: string, flags: ReplayFlags, signal: AbortSignal): Promise<number> {
   const transcript = await readTranscript(path);
   missingSecrets(transcript.egress?.secrets ?? [], flags, process.env);
+  const from = startingCheckpoint(path, flags.from);
+  // A workspace given with --from receives the checkpoint: it must be new or empty, so it is made now.
+  if (from !== undefined && flags.workspace !== undefined) await prepareOrRefuse(resolve(flags.workspace));
   // Flags are checked before anything is created.
   const checked = loadSandboxConfig(
     process.env,
@@ -49,18 +58,24 @@ export async function replayCommand(path: string, flags: ReplayFlags, signal: Ab
     process.stderr.write(`harness: ${sanitizeForTerminal(egressNote, { oneLine: true })}\n`);
   const temporary = flags.workspace === undefined;
   const workspace = temporary ? await makeTemporaryWorkspace(checked.user) : checked.workspace;
+  if (from !== undefined) {
+    const owner = temporary ? await stat(workspace) : await ownerOf(undefined, dirname(workspace));
+    await restoreManifest(from.manifest, workspace, { checkpointsDir: checkpointsDirOf(path), owner });
+  }
+  const calls = from === undefined ? transcript.calls : transcript.calls.filter((call) => call.n > from.step);
   const json = flags.outputFormat === "json";
   // Text lines quote the transcript and the sandbox: shown as escapes. The JSON report is written as
   // it is (format-report.ts makes its text safe already).
   const out = (line: string) => process.stdout.write(`${json ? line : sanitizeForTerminal(line)}\n`);
-  const ran = transcript.calls.filter((call) => call.kind === "ran").length;
+  const ran = calls.filter((call) => call.kind === "ran").length;
+  const after = from === undefined ? "" : ` after step ${from.step} (its checkpoint restored)`;
   process.stderr.write(
-    `harness: ${sanitizeForTerminal(`replaying ${ran} of ${transcript.calls.length} tool calls from ${path} in ${workspace}`, { oneLine: true })}\n`,
+    `harness: ${sanitizeForTerminal(`replaying ${ran} of ${calls.length} tool calls${after} from ${path} in ${workspace}`, { oneLine: true })}\n`,
   );
   let report: ReplayReport;
   try {
     report = await replayIn({ ...checked, workspace }, temporary, async (sandbox) =>
-      replayCalls(transcript.calls, sandbox, {
+      replayCalls(calls, sandbox, {
         // The recording's own default timeout, unless --timeout says otherwise.
         timeoutMs:
           flags.timeout === undefined
@@ -89,6 +104,26 @@ export async function replayCommand(path: string, flags: ReplayFlags, signal: Ab
   }
   if (report.interrupted) return EXIT.interrupted;
   return report.reproduced ? EXIT.ok : EXIT.diverged;
+}
+
+/** `--from N`: the step and its checkpoint, from the run's checkpoints beside the transcript. */
+function startingCheckpoint(
+  path: string,
+  text: string | undefined,
+): { step: number; manifest: Manifest } | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text)) throw new ConfigError(`--from must be a step number (0, 1, 2, …), got '${text}'`);
+  const step = Number(text);
+  const run = { id: basename(path, ".jsonl"), transcriptPath: path };
+  return { step, manifest: checkpointOf(run, step, "--from") };
+}
+
+async function prepareOrRefuse(dir: string): Promise<void> {
+  try {
+    await prepareTarget(dir);
+  } catch (error) {
+    throw new ConfigError(`--from: ${(error as Error).message}`);
+  }
 }
 
 /**

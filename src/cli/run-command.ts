@@ -20,8 +20,10 @@ import { createTranscript } from "../transcript/transcript.js";
 import { type ContinuedRun, type ContinueFlags, loadContinuedRun } from "./continued-run.js";
 import { reviewCopyChanges } from "./copy-changes.js";
 import { EXIT, exitCodeFor } from "./exit-codes.js";
+import { type ForkedRun, prepareFork } from "./fork-run.js";
 import type { Interrupts } from "./interrupts.js";
 import { exitCodeForError } from "./report-error.js";
+import { openRunCheckpoints } from "./run-checkpoints.js";
 import { agentLimits, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
@@ -41,6 +43,8 @@ export async function runCommand(
   // Both configs and the run to continue are checked before Docker is touched: one line, at once.
   const agentConfig = loadAgentConfig(process.env, flags);
   const continued = await loadContinuedRun(flags, { env: process.env });
+  // A fork's workspace is written here, before the sandbox config checks that it exists.
+  const fork = await prepareFork(flags, process.env);
   // A continued run works where the recorded one did; the sandbox opens with this run's flags.
   const sandboxFlags: CliFlags =
     continued === undefined ? flags : { ...flags, workspace: continued.workspace };
@@ -56,6 +60,7 @@ export async function runCommand(
   // From now until this process ends, other harness processes see the continued run as running.
   using _active = continued === undefined ? undefined : keepRunActive(continued.transcriptPath);
   if (continued !== undefined) reportContinuing(continued);
+  if (fork !== undefined) reportFork(fork, sandboxConfig.workspace);
   const { model: modelId, maxBudgetUsd } = agentConfig;
   const output = createRunOutput({
     format,
@@ -84,6 +89,7 @@ export async function runCommand(
       commandTimeoutMs: sandboxConfig.timeoutMs,
       workspace: description.workspace,
       pid: process.pid,
+      ...(fork === undefined ? {} : { forkOf: { run: fork.run.id, step: fork.step } }),
       // As configured (presets resolved), so a replay gets the same allowlist without asking npm again.
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
     },
@@ -102,6 +108,16 @@ export async function runCommand(
   // For the sandbox's whole life, not per run: connections end (and are recorded) when they end,
   // between runs or while the sandbox stops too. Nothing to undo: the monitor goes with the sandbox.
   egress?.subscribe((record) => events.onEgress(record));
+  const history = continued?.messages ?? fork?.messages ?? [];
+  const checkpoints = await openRunCheckpoints({
+    sandbox,
+    transcript,
+    enabled: flags.checkpoints !== false,
+    history,
+    env: process.env,
+    onNotice: (text) => events.onNotice(text),
+    progress: (line) => process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`),
+  });
   const runTurn = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
     const signal = interrupts.begin();
     try {
@@ -113,6 +129,7 @@ export async function runCommand(
         signal,
         events,
         history,
+        ...(checkpoints === undefined ? {} : { checkpoints }),
       });
     } finally {
       interrupts.end();
@@ -122,12 +139,12 @@ export async function runCommand(
   // A closed pipe on stdout (`| head`) must end the run cleanly, not crash with the command still running.
   process.stdout.on("error", () => interrupts.outputGone());
   let code: number = EXIT.ok;
-  const history = continued?.messages ?? [];
   if (task.trim() !== "") {
     code = exitCodeFor((await runTurn(task, history)).status);
   } else {
     code = await promptLoop(runTurn, interrupts, history);
   }
+  await checkpoints?.close();
   process.stderr.write(`harness: transcript: ${sanitizeForTerminal(transcript.path, { oneLine: true })}\n`);
   // Retention: never throws; a failure is one warning line and the run's exit code stands.
   pruneAfterRun({ transcriptPath: transcript.path });
@@ -139,6 +156,13 @@ export async function runCommand(
 /** A host file harness would not write (a link the sandbox planted, a file swapped in): one line. */
 function reportRefusal(error: HostPathError): void {
   process.stderr.write(`harness: ${error.message}\n`);
+}
+
+/** One stderr line naming the run forked from and what was restored. */
+function reportFork(fork: ForkedRun, workspace: string): void {
+  const { files, directories, symlinks } = fork.restored;
+  const line = `forked from run ${fork.run.id} at step ${fork.step} (${fork.messages.length} messages); restored ${files} file(s), ${directories} directorie(s), ${symlinks} symlink(s) into ${workspace}`;
+  process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
 }
 
 /** One stderr line naming the run that goes on (stdout stays the run's output in every format). */

@@ -1,13 +1,20 @@
 /** `harness runs`, `runs show ID`, `runs rm ID…`, `runs prune`: the past runs in the state directory. */
 import { existsSync, rmSync } from "node:fs";
+import { sweepSharedBlobs } from "../checkpoints/blob-sweep.js";
 import { ConfigError, HarnessError } from "../errors.js";
-import { planPrune, pruneRuns, type RetentionLimits, retentionLimitsFromEnv } from "../runs/retention.js";
+import {
+  planPrune,
+  pruneRuns,
+  type RetentionLimits,
+  retentionLimitsFromEnv,
+  runBytes,
+} from "../runs/retention.js";
 import { isRunActive } from "../runs/run-activity.js";
 import { findRun, listRuns } from "../runs/run-catalog.js";
 import { describeFsError, type RunFiles, scanRunsDir } from "../runs/run-files.js";
 import { formatRun } from "../runs/run-show.js";
 import { formatBytes, formatRunTable, runToJson } from "../runs/run-table.js";
-import { runsDir } from "../state/run-layout.js";
+import { runsDir, sharedBlobsDirOf } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { EXIT } from "./exit-codes.js";
 
@@ -48,7 +55,10 @@ export async function runsListCommand(
   }
   const table = formatRunTable(runs, { now, ...(io.columns === undefined ? {} : { columns: io.columns }) });
   say(io, `${table.join("\n")}\n`);
-  const bytes = runs.reduce((sum, run) => sum + run.transcriptBytes + run.outputsBytes, 0);
+  const bytes = runs.reduce(
+    (sum, run) => sum + run.transcriptBytes + run.outputsBytes + run.checkpointsBytes,
+    0,
+  );
   say(
     io,
     `${runs.length} run${runs.length === 1 ? "" : "s"}, ${formatBytes(bytes)} in ${dir} (${describeLimits(io.env)})\n`,
@@ -74,6 +84,8 @@ export async function runsShowCommand(id: string, io: RunsIo = processIo()): Pro
     header.push(`run        ${run.id}`, `transcript ${path} (${formatBytes(run.transcriptBytes)})`);
     if (run.outputsPath !== undefined)
       header.push(`outputs    ${run.outputsPath} (${formatBytes(run.outputsBytes)})`);
+    if (run.checkpointsPath !== undefined)
+      header.push(`checkpoints ${run.checkpointsPath} (${formatBytes(run.checkpointsBytes)})`);
   }
   say(io, `${header.join("\n")}\n`);
   try {
@@ -102,13 +114,15 @@ export async function runsRmCommand(ids: readonly string[], io: RunsIo = process
   }
   for (const run of chosen) {
     try {
-      for (const path of [run.outputsPath, run.transcriptPath])
+      for (const path of [run.outputsPath, run.checkpointsPath, run.transcriptPath])
         if (path !== undefined) rmSync(path, { recursive: true, force: true });
     } catch (error) {
       throw new HarnessError(`could not remove run ${run.id}: ${describeFsError(error)}`);
     }
-    say(io, `removed ${run.id} (${formatBytes(run.transcriptBytes + run.outputsBytes)})\n`);
+    say(io, `removed ${run.id} (${formatBytes(runBytes(run))})\n`);
   }
+  // The removed runs' links are gone: blobs no other run holds go too.
+  if (chosen.length > 0) sweepSharedBlobs(sharedBlobsDirOf(dir));
   return EXIT.ok;
 }
 
@@ -164,7 +178,7 @@ function say(io: RunsIo, text: string): void {
 }
 
 function describeAction(what: "outputs" | "run"): string {
-  return what === "outputs" ? "saved outputs of" : "run";
+  return what === "outputs" ? "saved outputs and checkpoints of" : "run";
 }
 
 function describeLimits(env: NodeJS.ProcessEnv): string {
@@ -186,7 +200,7 @@ function scanOrThrow(dir: string): RunFiles[] {
 }
 
 /** The real process: stdout's width when a terminal, and a closed pipe noticed rather than thrown. */
-function processIo(): RunsIo {
+export function processIo(): RunsIo {
   let gone = false;
   process.stdout.on("error", () => {
     gone = true;

@@ -10,9 +10,10 @@
  */
 import { rmSync } from "node:fs";
 import createDebug from "debug";
+import { sweepSharedBlobs } from "../checkpoints/blob-sweep.js";
 import { parseByteSize } from "../config.js";
 import { ConfigError } from "../errors.js";
-import { isHarnessRunId, managedRunIdOf, runsDir } from "../state/run-layout.js";
+import { isHarnessRunId, managedRunIdOf, runsDir, sharedBlobsDirOf } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { RETENTION_DEFAULTS, RETENTION_ENV } from "./retention-defaults.js";
 import { isRunActive } from "./run-activity.js";
@@ -68,7 +69,7 @@ function isOff(value: string): boolean {
 export interface PruneAction {
   /** The run. */
   id: string;
-  /** Its saved outputs only, or the whole run (transcript and outputs). */
+  /** Its saved outputs and checkpoints only, or the whole run (transcript, outputs, checkpoints). */
   what: "outputs" | "run";
   /** Which limit asked for it. */
   reason: "age" | "size";
@@ -117,16 +118,16 @@ export function planPrune(
   const candidates = managed
     .filter((run) => !keep.has(run.id) && !isRunActive(run.id, run.modifiedMs, activity))
     .sort((a, b) => a.modifiedMs - b.modifiedMs || (a.id < b.id ? -1 : 1));
-  const bytes = managed.reduce((sum, run) => sum + run.transcriptBytes + run.outputsBytes, 0);
+  const bytes = managed.reduce((sum, run) => sum + runBytes(run), 0);
   let total = bytes;
   const actions: PruneAction[] = [];
   const gone = new Set<string>();
   const removeRun = (run: RunFiles, reason: PruneAction["reason"], outputsLeft: boolean) => {
     const paths = [
-      ...(outputsLeft && run.outputsPath !== undefined ? [run.outputsPath] : []),
+      ...(outputsLeft ? extraPaths(run) : []),
       ...(run.transcriptPath === undefined ? [] : [run.transcriptPath]),
     ];
-    const freed = run.transcriptBytes + (outputsLeft ? run.outputsBytes : 0);
+    const freed = run.transcriptBytes + (outputsLeft ? run.outputsBytes + run.checkpointsBytes : 0);
     actions.push({ id: run.id, what: "run", reason, bytes: freed, paths });
     total -= freed;
     gone.add(run.id);
@@ -141,15 +142,10 @@ export function planPrune(
     const outputsGone = new Set<string>();
     for (const run of candidates) {
       if (total <= maxBytes) break;
-      if (gone.has(run.id) || run.outputsPath === undefined) continue;
-      actions.push({
-        id: run.id,
-        what: "outputs",
-        reason: "size",
-        bytes: run.outputsBytes,
-        paths: [run.outputsPath],
-      });
-      total -= run.outputsBytes;
+      if (gone.has(run.id) || extraPaths(run).length === 0) continue;
+      const freed = run.outputsBytes + run.checkpointsBytes;
+      actions.push({ id: run.id, what: "outputs", reason: "size", bytes: freed, paths: extraPaths(run) });
+      total -= freed;
       outputsGone.add(run.id);
     }
     for (const run of candidates) {
@@ -158,6 +154,16 @@ export function planPrune(
     }
   }
   return { actions, protectedRuns: managed.length - candidates.length, bytes };
+}
+
+/** All of a run's bytes: transcript, saved outputs, its share of the checkpoints. */
+export function runBytes(run: RunFiles): number {
+  return run.transcriptBytes + run.outputsBytes + run.checkpointsBytes;
+}
+
+/** A run's saved outputs and checkpoints: what goes first when the directory is over its size. */
+function extraPaths(run: RunFiles): string[] {
+  return [run.outputsPath, run.checkpointsPath].filter((path): path is string => path !== undefined);
 }
 
 /** Prunes `dir` to `limits` now. Never throws. */
@@ -188,6 +194,8 @@ export function pruneRuns(dir: string, limits: RetentionLimits, options: PruneOp
         report.failed.push({ action, error: describeFsError(error) });
       }
     }
+    // Blobs no run holds any more (their runs' links just went): removed, failures ignored.
+    if (report.removed.length > 0) sweepSharedBlobs(sharedBlobsDirOf(dir));
   } catch (error) {
     report.error = describeFsError(error);
   }

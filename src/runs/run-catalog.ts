@@ -63,6 +63,10 @@ export interface RunListing {
   transcriptBytes: number;
   /** Bytes of the saved outputs. */
   outputsBytes: number;
+  /** The checkpoints directory, when there is one. */
+  checkpointsPath?: string;
+  /** Bytes of its checkpoints (shared blobs divided among the runs holding them). */
+  checkpointsBytes: number;
   /** True when only the ends of a big transcript were read: turns and cost may miss earlier prompts. */
   partial: boolean;
   /** What is wrong with the transcript, when something is. */
@@ -120,6 +124,8 @@ function describeRun(
     active,
     transcriptBytes: files.transcriptBytes,
     outputsBytes: files.outputsBytes,
+    checkpointsBytes: files.checkpointsBytes,
+    ...(files.checkpointsPath === undefined ? {} : { checkpointsPath: files.checkpointsPath }),
     ...(files.transcriptPath === undefined ? {} : { transcriptPath: files.transcriptPath }),
     ...(files.outputsPath === undefined ? {} : { outputsPath: files.outputsPath }),
   };

@@ -5,7 +5,7 @@
  */
 import { type Dirent, lstatSync, readdirSync, type Stats } from "node:fs";
 import { join } from "node:path";
-import { OUTPUTS_SUFFIX, TRANSCRIPT_SUFFIX } from "../state/run-layout.js";
+import { CHECKPOINTS_SUFFIX, OUTPUTS_SUFFIX, TRANSCRIPT_SUFFIX } from "../state/run-layout.js";
 
 /** One run's files on disk. */
 export interface RunFiles {
@@ -21,6 +21,13 @@ export interface RunFiles {
   outputsPath?: string;
   /** Bytes of the files in the outputs directory. */
   outputsBytes: number;
+  /** The checkpoints directory (src/checkpoints/), when there is one. */
+  checkpointsPath?: string;
+  /**
+   * Bytes of its checkpoints: steps.jsonl, and each blob's size shared among the runs that hold it
+   * (a blob has one hard link per run plus the shared store's), so the runs' sum is what is stored.
+   */
+  checkpointsBytes: number;
   /** Last modification of any of its files, ms since the epoch. */
   modifiedMs: number;
 }
@@ -46,7 +53,14 @@ export function scanRunsDir(dir: string): RunsDirScan {
   const runOf = (id: string): RunFiles => {
     let run = byId.get(id);
     if (run === undefined) {
-      run = { id, transcriptBytes: 0, transcriptModifiedMs: 0, outputsBytes: 0, modifiedMs: 0 };
+      run = {
+        id,
+        transcriptBytes: 0,
+        transcriptModifiedMs: 0,
+        outputsBytes: 0,
+        checkpointsBytes: 0,
+        modifiedMs: 0,
+      };
       byId.set(id, run);
     }
     return run;
@@ -70,13 +84,24 @@ export function scanRunsDir(dir: string): RunsDirScan {
       run.outputsPath = path;
       run.outputsBytes = usage.bytes;
       run.modifiedMs = Math.max(run.modifiedMs, usage.modifiedMs);
+    } else if (entry.isDirectory() && entry.name.endsWith(CHECKPOINTS_SUFFIX)) {
+      const path = join(dir, entry.name);
+      const usage = directoryUsage(path, true);
+      if (usage === undefined) continue;
+      const run = runOf(entry.name.slice(0, -CHECKPOINTS_SUFFIX.length));
+      run.checkpointsPath = path;
+      run.checkpointsBytes = usage.bytes;
+      run.modifiedMs = Math.max(run.modifiedMs, usage.modifiedMs);
     }
   }
   return { runs: [...byId.values()] };
 }
 
-/** Bytes and latest mtime of the files under `dir` (the directory's own mtime counts too). */
-function directoryUsage(dir: string): { bytes: number; modifiedMs: number } | undefined {
+/**
+ * Bytes and latest mtime of the files under `dir` (the directory's own mtime counts too). With
+ * `sharedLinks`, a file with several hard links counts its size divided among all but one of them.
+ */
+function directoryUsage(dir: string, sharedLinks = false): { bytes: number; modifiedMs: number } | undefined {
   const own = lstatOrUndefined(dir);
   if (own === undefined) return undefined;
   let bytes = 0;
@@ -90,13 +115,14 @@ function directoryUsage(dir: string): { bytes: number; modifiedMs: number } | un
   for (const entry of entries) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      const inner = directoryUsage(path);
+      const inner = directoryUsage(path, sharedLinks);
       bytes += inner?.bytes ?? 0;
       modifiedMs = Math.max(modifiedMs, inner?.modifiedMs ?? 0);
       continue;
     }
     const stats = lstatOrUndefined(path);
-    bytes += stats?.size ?? 0;
+    const holders = sharedLinks && stats !== undefined && stats.nlink > 2 ? stats.nlink - 1 : 1;
+    bytes += Math.ceil((stats?.size ?? 0) / holders);
     modifiedMs = Math.max(modifiedMs, stats?.mtimeMs ?? 0);
   }
   return { bytes, modifiedMs };

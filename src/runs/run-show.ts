@@ -11,6 +11,7 @@ import { costUsd, formatUsd, resolvePricing } from "../model/pricing.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type {
   AssistantRecord,
+  CheckpointRecord,
   RunEndRecord,
   RunStartRecord,
   ToolCallRecord,
@@ -95,6 +96,8 @@ class ShowState {
         return this.toolResult(row as UncheckedRecord<ToolResultRanRecord>);
       case "notice":
         return typeof row["text"] === "string" ? [`note: ${oneLine(row["text"])}`] : [];
+      case "checkpoint":
+        return this.checkpoint(row as UncheckedRecord<CheckpointRecord>);
       case "run_end":
         return this.runEnd(row as UncheckedRecord<RunEndRecord>);
       default:
@@ -176,6 +179,23 @@ class ShowState {
     const stderr = typeof row.stderr === "string" ? lastLine(row.stderr) : "";
     if (row.exitCode !== 0 && stderr !== "") lines.push(`${INDENT}stderr: ${stderr}`);
     return lines;
+  }
+
+  /** A step that changed files is marked under its call: "files: 1 added, 2 changed" (`runs diff --step N`). */
+  private checkpoint(row: UncheckedRecord<CheckpointRecord>): string[] {
+    if (typeof row.gaveUp === "string") return [`${INDENT}checkpoints stopped: ${oneLine(row.gaveUp)}`];
+    const count = (value: unknown) => (typeof value === "number" && value > 0 ? value : 0);
+    const parts = [
+      [count(row.added), "added"],
+      [count(row.changed), "changed"],
+      [count(row.removed), "removed"],
+    ].filter(([n]) => (n as number) > 0);
+    // Step 0 of a new run is the workspace as found: everything in it, not a change.
+    if (parts.length === 0 || typeof row.step !== "number" || row.step === 0) return [];
+    const what = parts.map(([n, word]) => `${n} ${word}`).join(", ");
+    if (row.callId === undefined)
+      return [`files changed outside the run before step ${row.step + 1}: ${what}`];
+    return [`${INDENT}files: ${what}`];
   }
 
   private runEnd(row: UncheckedRecord<RunEndRecord>): string[] {

@@ -30,7 +30,7 @@ export function formatRunTable(runs: readonly RunListing[], options: TableOption
     flat(run.status),
     String(run.turns),
     run.costUsd === null ? "-" : formatUsd(run.costUsd),
-    formatBytes(run.transcriptBytes + run.outputsBytes),
+    formatBytes(run.transcriptBytes + run.outputsBytes + run.checkpointsBytes),
     shortWorkspace(run.workspace, home),
     flat(run.task ?? ""),
   ]);
@@ -68,7 +68,9 @@ export function runToJson(run: RunListing): Record<string, unknown> {
     outputsPath: run.outputsPath ?? null,
     transcriptBytes: run.transcriptBytes,
     outputsBytes: run.outputsBytes,
-    totalBytes: run.transcriptBytes + run.outputsBytes,
+    checkpointsPath: run.checkpointsPath ?? null,
+    checkpointsBytes: run.checkpointsBytes,
+    totalBytes: run.transcriptBytes + run.outputsBytes + run.checkpointsBytes,
     partial: run.partial,
     problem: run.problem ?? null,
   };

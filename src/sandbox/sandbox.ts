@@ -187,6 +187,30 @@ export interface CopiedWorkspace {
   exportChanges(): Promise<WorkspaceChanges>;
   /** Writes reviewed changes to the host workspace; refused paths are in the result, not thrown. */
   applyChanges(reviewed: WorkspaceChanges): Promise<ApplyResult>;
+  /**
+   * The sandbox's copy as it is now, entry by entry (a checkpoint reads it; src/checkpoints/). Each
+   * file's `content` must be consumed (or left) before the next entry is asked for; stopping early
+   * lets go of the stream. Rejects with `SandboxError` when the copy cannot be read.
+   */
+  entries(): AsyncIterable<WorkspaceEntry>;
+}
+
+/** One path of the sandbox's copy of the workspace. */
+export interface WorkspaceEntry {
+  /** Workspace-relative path, `/`-separated, checked safe (or, for "unsafe name", the raw name). */
+  path: string;
+  /** "file", "directory", "symlink", "hard link" (another name of an earlier file), "unsafe name", or another kind (fifo, …). */
+  type: string;
+  /** Permission bits (0o777). */
+  mode: number;
+  /** Content bytes (files). */
+  size: number;
+  /** Modification time in ms (the archive's, whole seconds on some engines). */
+  mtimeMs: number;
+  /** A symlink's target text; a hard link's earlier path. */
+  linkname?: string;
+  /** A file's content, streamed. */
+  content?: AsyncIterable<Buffer>;
 }
 
 /**

@@ -15,6 +15,8 @@ export function runsDir(env: NodeJS.ProcessEnv = process.env): string {
 
 export const TRANSCRIPT_SUFFIX = ".jsonl";
 export const OUTPUTS_SUFFIX = ".outputs";
+/** A run's checkpoints (src/checkpoints/): steps.jsonl and hard links to its blobs. */
+export const CHECKPOINTS_SUFFIX = ".checkpoints";
 
 /** `2026-11-30T09-34-59-982Z-12345`: a name harness gave; the groups are the time and the pid. */
 const RUN_ID = /^(\d{4}-\d\d-\d\dT\d\d)-(\d\d)-(\d\d)-(\d{3})Z-(\d+)$/;
@@ -52,6 +54,14 @@ export function startOfRunId(id: string): number | undefined {
   if (match === null) return undefined;
   const ms = Date.parse(`${match[1]}:${match[2]}:${match[3]}.${match[4]}Z`);
   return Number.isNaN(ms) ? undefined : ms;
+}
+
+/**
+ * The shared checkpoint blobs beside runs directory `dir` (`<state>/runs` → `<state>/checkpoints/blobs`),
+ * so a prune of one runs directory sweeps the store its runs link into.
+ */
+export function sharedBlobsDirOf(dir: string): string {
+  return join(dir, "..", "checkpoints", "blobs");
 }
 
 /** The transcript path of run `id` in `dir`. */

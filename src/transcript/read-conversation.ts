@@ -53,23 +53,40 @@ export interface RecordedConversation {
   incompleteCalls: string[];
 }
 
+/** Where a fork cuts a conversation: after this many tool calls (steps) have their result. */
+export interface ConversationCut {
+  /** Steps kept: the conversation ends with the result of the transcript's `steps`th tool call. */
+  steps: number;
+  /** The answer given to the calls of that turn after the cut (they are not in the fork). */
+  notRunText: string;
+}
+
 /** Reads the transcript at `path`. Rejects with `ConfigError` naming the file (and the line). */
-export async function readConversation(path: string): Promise<RecordedConversation> {
-  return readTranscriptFile(path, parseConversation);
+export async function readConversation(path: string, cut?: ConversationCut): Promise<RecordedConversation> {
+  return readTranscriptFile(path, (text) => parseConversation(text, cut));
 }
 
 /** Parses JSONL transcript text. Throws `ConfigError` naming the first line that does not fit. */
-export function parseConversation(text: string): RecordedConversation {
+export function parseConversation(text: string, cut?: ConversationCut): RecordedConversation {
   const builder = new ConversationBuilder();
   const lines = text.split("\n");
+  let results = 0;
+  let stopped = cut?.steps === 0;
   lines.forEach((raw, index) => {
     const line = index + 1;
-    if (raw.trim() === "") return;
+    if (raw.trim() === "" || stopped) return;
     // Every record ends with a newline: a last line without one was cut while it was written.
-    const cut = index === lines.length - 1 ? " (the transcript ends mid-record: its writer was stopped)" : "";
-    builder.add(parseRow(raw, line, cut), line);
+    const ended =
+      index === lines.length - 1 ? " (the transcript ends mid-record: its writer was stopped)" : "";
+    const row = parseRow(raw, line, ended);
+    builder.add(row, line);
+    if (row.type === "tool_result" && cut !== undefined && ++results >= cut.steps) stopped = true;
   });
-  return builder.finish();
+  if (cut !== undefined && results < cut.steps)
+    throw new ConfigError(
+      `the transcript has ${results} tool call(s) with a result, fewer than ${cut.steps}`,
+    );
+  return builder.finish(cut?.notRunText);
 }
 
 type Row = UncheckedRecord<TranscriptRecord> & { type: string };
@@ -108,9 +125,10 @@ class ConversationBuilder {
     }
   }
 
-  finish(): RecordedConversation {
+  /** `notRunText`: the answer to calls still open (a fork's cut); by default they did not complete. */
+  finish(notRunText?: string): RecordedConversation {
     if (this.runs === 0) throw new ConfigError("the file has no records");
-    this.answerPending();
+    this.answerPending(notRunText);
     const conversation: RecordedConversation = {
       messages: this.messages,
       runs: this.runs,
@@ -166,12 +184,12 @@ class ConversationBuilder {
   }
 
   /** Answers the last turn's tool calls that have no result: the run stopped while they ran. */
-  private answerPending(): void {
+  private answerPending(notRunText?: string): void {
     if (this.pending.length === 0) return;
     const blocks: ToolResultBlockParam[] = this.pending.map((id) =>
-      toolResultBlock({ toolUseId: id, content: INCOMPLETE_CALL_TEXT, isError: true }),
+      toolResultBlock({ toolUseId: id, content: notRunText ?? INCOMPLETE_CALL_TEXT, isError: true }),
     );
-    this.incomplete.push(...this.pending);
+    if (notRunText === undefined) this.incomplete.push(...this.pending);
     this.pending = [];
     appendUserBlocks(this.messages, blocks);
   }
@@ -183,12 +201,12 @@ function isBlock(value: unknown): boolean {
   );
 }
 
-function parseRow(raw: string, line: number, cut: string): Row {
+function parseRow(raw: string, line: number, ended: string): Row {
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    fail(line, `not valid JSON (${(error as Error).message})${cut}`);
+    fail(line, `not valid JSON (${(error as Error).message})${ended}`);
   }
   if (typeof value !== "object" || value === null || Array.isArray(value))
     fail(line, "a record must be a JSON object");

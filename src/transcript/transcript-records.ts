@@ -32,6 +32,8 @@ export interface RunStartRecord extends RecordBase<"run_start"> {
   workspace?: string;
   /** Allowlist mode's settings (replay starts a gateway with the same allowlist); absent without one. */
   egress?: RunStartEgress;
+  /** `run --fork RUN@N`: the run this one was forked from and the step its workspace and conversation are. */
+  forkOf?: { run: string; step: number };
   /**
    * The harness process that wrote this run. A continued run (`--continue`, `--resume`) has its own,
    * and the run id's pid names only the first: this one tells whether the transcript is still open.
@@ -180,6 +182,29 @@ export interface EgressTranscriptRecord extends RecordBase<"egress"> {
   durationMs: number;
 }
 
+/**
+ * The workspace's checkpoint after a step (one tool call answered; step 0: before the first call),
+ * stored in `<runs>/<id>.checkpoints/` (src/checkpoints/). What changed since the step before.
+ */
+export interface CheckpointRecord extends RecordBase<"checkpoint"> {
+  /** The step: 0 before the first tool call, then the nth tool call of this transcript. */
+  step: number;
+  /** The `tool_use` id of the step's call (absent for step 0 and a continued run's first). */
+  callId?: string;
+  /** Paths added since the step before. */
+  added: number;
+  /** Paths whose content, mode, type or link target changed. */
+  changed: number;
+  /** Paths removed. */
+  removed: number;
+  /** Paths left out (fifos, sockets, devices, unreadable). */
+  skipped: number;
+  /** Time the snapshot took, in ms. */
+  durationMs: number;
+  /** Why the snapshot gave up (a limit): no later step of the run has a checkpoint. */
+  gaveUp?: string;
+}
+
 /** A run ended. */
 export interface RunEndRecord extends RecordBase<"run_end"> {
   /** How it ended. */
@@ -203,6 +228,7 @@ export type TranscriptRecord =
   | UsageRecord
   | NoticeRecord
   | EgressTranscriptRecord
+  | CheckpointRecord
   | RunEndRecord;
 
 export type TranscriptRecordType = TranscriptRecord["type"];

@@ -31,7 +31,7 @@ export interface TranscriptOptions {
    * More facts for every run_start record: the per-command timeout and allowlist mode (replay uses
    * both), the workspace and the writing process (`harness runs`, `run --continue`).
    */
-  runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid">;
+  runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid" | "forkOf">;
   /**
    * Told once when harness refuses to write the file (it is, or became, a symlink, a fifo, another
    * file: host-file.ts); nothing more is written to it. The run goes on.

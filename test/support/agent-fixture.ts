@@ -1,5 +1,5 @@
 /** Wiring for loop tests: a scripted model, a fake sandbox behind the real bash tool, and an event log. */
-import type { AgentDeps, AgentLimits, AgentRunResult } from "../../src/agent/agent-types.js";
+import type { AgentDeps, AgentLimits, AgentRunResult, StepCheckpoints } from "../../src/agent/agent-types.js";
 import { type AgentEvents, combineEvents } from "../../src/agent/events.js";
 import { runAgent } from "../../src/agent/loop.js";
 import type { MessageParam } from "../../src/model/model-client.js";
@@ -36,6 +36,7 @@ export interface FixtureOptions {
   limits?: Partial<AgentLimits>;
   signal?: AbortSignal;
   events?: AgentEvents;
+  checkpoints?: StepCheckpoints;
 }
 
 export function fixture(steps: ModelStep[], options: FixtureOptions = {}) {
@@ -54,6 +55,7 @@ export function fixture(steps: ModelStep[], options: FixtureOptions = {}) {
       events: combineEvents(recordEvents(log), options.events),
     };
     if (options.signal !== undefined) deps.signal = options.signal;
+    if (options.checkpoints !== undefined) deps.checkpoints = options.checkpoints;
     if (history !== undefined) deps.history = history;
     return runAgent(task, deps);
   };

@@ -11,7 +11,7 @@ import { SandboxError } from "../../../errors.js";
 import { protectedPathRefusal } from "../../copy/apply-policy.js";
 import { planWorkspaceCopy, type WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
 import { configNamedPaths } from "../../host/git/protected-paths.js";
-import type { CopiedWorkspace } from "../../sandbox.js";
+import type { CopiedWorkspace, WorkspaceEntry } from "../../sandbox.js";
 import type { ProtectOptions } from "../../sandbox-request.js";
 import type { AcquireResult } from "../container/container-lifecycle.js";
 import { configHash } from "../container/container-spec.js";
@@ -21,6 +21,7 @@ import { createCopyContainer } from "./copy-container.js";
 import { copyLabels, LABEL_ISOLATION } from "./copy-container-labels.js";
 import { exportCopyChanges, type WorkspaceChanges } from "./export-copy-changes.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation.js";
+import { workspaceEntries } from "./workspace-entries.js";
 import { stopContainersSharing } from "./workspace-quiesce.js";
 
 export interface CopyIsolationOptions {
@@ -108,6 +109,10 @@ export class CopyIsolation implements Isolation, CopiedWorkspace {
     });
     await stopSharing(this.docker, this.plan.root, this.options.onProgress);
     return applyCopyChanges(this.started(), this.plan, this.workdir, reviewed, refusePath);
+  }
+
+  entries(): AsyncIterable<WorkspaceEntry> {
+    return workspaceEntries(this.started(), this.workdir);
   }
 
   private started(): Docker.Container {

@@ -4,12 +4,14 @@
  * writes there); copy mode reads the sandbox's copy through the engine's archive (the host
  * workspace does not change during the run), hashing every file each step.
  */
+import { dirname } from "node:path";
 import { checkpointsDirOf, sharedBlobsDir } from "../checkpoints/checkpoint-paths.js";
 import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../checkpoints/checkpoint-types.js";
 import { takeEntriesSnapshot } from "../checkpoints/entries-snapshot.js";
 import { hostSnapshots } from "../checkpoints/host-snapshot.js";
 import { RunCheckpointer, type SnapshotFn } from "../checkpoints/run-checkpointer.js";
 import { latestManifest, readSteps } from "../checkpoints/step-log.js";
+import { isSandboxWritable, openHostDir } from "../host-files/host-path.js";
 import type { MessageParam } from "../model/model-client.js";
 import { loadIgnoreMatcher } from "../sandbox/copy/ignore-rules.js";
 import type { CopiedWorkspace, Sandbox } from "../sandbox/sandbox.js";
@@ -36,6 +38,16 @@ export async function openRunCheckpoints(input: RunCheckpointsInput): Promise<Ru
   const root = sandbox.description.workspace;
   const copy = sandbox.copy;
   const checkpointsDir = checkpointsDirOf(transcript.path);
+  const sharedDir = sharedBlobsDir(input.env);
+  // Checkpoints are written by path: never where a sandbox can plant a link (a --transcript inside
+  // the workspace puts them there), nor through a link on the way (host-files/).
+  for (const dir of [checkpointsDir, sharedDir]) {
+    const refusal = whyNotWritable(dir);
+    if (refusal !== undefined) {
+      input.progress(`checkpoints off for this run: ${refusal}`);
+      return undefined;
+    }
+  }
   let previous: Manifest = new Map();
   try {
     previous = latestManifest(readSteps(checkpointsDir));
@@ -51,7 +63,7 @@ export async function openRunCheckpoints(input: RunCheckpointsInput): Promise<Ru
   const checkpointer = new RunCheckpointer({
     snapshot,
     checkpointsDir,
-    sharedBlobsDir: sharedBlobsDir(input.env),
+    sharedBlobsDir: sharedDir,
     firstStep: toolCallsIn(input.history),
     previous,
     limits: DEFAULT_SNAPSHOT_LIMITS,
@@ -60,6 +72,22 @@ export async function openRunCheckpoints(input: RunCheckpointsInput): Promise<Ru
     ...(host === undefined ? {} : { close: host.close }),
   });
   return checkpointer;
+}
+
+/** Why harness will not write checkpoints in `dir`, or undefined when it will. */
+function whyNotWritable(dir: string): string | undefined {
+  try {
+    const parent = openHostDir(dirname(dir), 0o700);
+    try {
+      if (isSandboxWritable(parent.realPath))
+        return `${dir} would be inside a workspace the sandbox can write`;
+    } finally {
+      parent.close();
+    }
+  } catch (error) {
+    return (error as Error).message;
+  }
+  return undefined;
 }
 
 /** tool_use blocks in a conversation: the steps a continued run already has. */

@@ -10,6 +10,7 @@
  * Synchronous on purpose: it runs between tool calls, when nothing else waits, and a tree of 10,000
  * unchanged files costs 10,000 lstat calls, which the synchronous API makes several times cheaper.
  */
+
 import { createHash, type Hash } from "node:crypto";
 import {
   closeSync,
@@ -25,6 +26,7 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
+import { specialKind } from "../sandbox/copy/workspace-scan.js";
 import { type BeneathDir, withBeneath } from "../sandbox/host/paths/beneath.js";
 import type { BlobStore } from "./blob-store.js";
 import type {
@@ -313,14 +315,6 @@ function unlinkQuietly(path: string): void {
   } catch {
     // Already gone.
   }
-}
-
-function specialKind(info: Stats): string {
-  if (info.isSocket()) return "socket";
-  if (info.isFIFO()) return "fifo";
-  if (info.isCharacterDevice()) return "character device";
-  if (info.isBlockDevice()) return "block device";
-  return "unknown file type";
 }
 
 function codeOf(error: unknown): string {

@@ -54,7 +54,8 @@ export interface WorkspaceScan {
 export const NOT_UTF8_REASON =
   "its name or link target is not valid UTF-8; copy mode cannot carry it exactly";
 
-function specialKind(info: Stats): string {
+/** What a file that is neither a regular file, a directory nor a symlink is, for a message. */
+export function specialKind(info: Stats): string {
   if (info.isSocket()) return "socket";
   if (info.isFIFO()) return "fifo";
   if (info.isCharacterDevice()) return "character device";

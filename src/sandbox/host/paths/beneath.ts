@@ -17,22 +17,14 @@
  * Names are lossless strings (byte-names.ts): a component that is not UTF-8 is reached by its exact
  * bytes, so `at` and `path` give a Buffer for such a name (every fs call takes one).
  */
+
 import { constants } from "node:fs";
 import { chmod, chown, type FileHandle, lchown, lstat, mkdir, open, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { O_PATH } from "../../../host-files/host-path.js";
 import { fsPath } from "./byte-names.js";
 
-/**
- * Linux's O_PATH, which Node does not export; its value on the architectures listed. An O_PATH
- * descriptor needs no read permission on the directory (as lstat needs none), only search.
- */
-const O_PATH =
-  process.platform === "linux" &&
-  ["x64", "arm64", "arm", "ia32", "ppc64", "s390x", "riscv64", "loong64", "mips", "mipsel"].includes(
-    process.arch,
-  )
-    ? 0o10000000
-    : 0;
+/** O_PATH (host-files/host-path.ts): search permission is enough, as for lstat. */
 const DIRECTORY_FLAGS = O_PATH | constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
 /** A directory reached beneath the root. */

@@ -15,7 +15,12 @@ import {
   SecretValue,
 } from "./sandbox/egress/secrets/secret-grant.js";
 import { normalizeProtectPath } from "./sandbox/host/git/protected-paths.js";
-import { type EgressRequest, SANDBOX_DEFAULTS, type SandboxRequest } from "./sandbox/sandbox-request.js";
+import {
+  type EgressRequest,
+  type IsolationKind,
+  SANDBOX_DEFAULTS,
+  type SandboxRequest,
+} from "./sandbox/sandbox-request.js";
 import { parseSandboxUser } from "./sandbox/sandbox-user.js";
 
 /** Flags as commander parses them; every one optional. */
@@ -91,7 +96,7 @@ export interface SandboxConfig extends SandboxRequest {
    * "bind" mounts the workspace; "copy" copies it into a throwaway container and writes changes
    * back only when asked. Flags only, like `protect`: a `.env` must not be able to switch copy off.
    */
-  isolation: "bind" | "copy";
+  isolation: IsolationKind;
   /** Per-command timeout. */
   timeoutMs: number;
   /** Allowlist mode, every field decided (presets resolved); undefined without an allow entry. */

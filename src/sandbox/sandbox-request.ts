@@ -50,6 +50,9 @@ export const SANDBOX_DEFAULTS = Object.freeze({
 
 import type { SecretGrant } from "./egress/secrets/secret-grant.js";
 
+/** How the workspace gets into the sandbox: mounted ("bind") or copied ("copy"). */
+export type IsolationKind = "bind" | "copy";
+
 /**
  * Allowlist mode (`--allow-host`, `--allow`): the container keeps no network interface but `lo`, and
  * its only way out is harness's gateway, which lets through the hosts named here and records every
@@ -119,7 +122,7 @@ export interface SandboxRequest {
    * "bind" (default): the workspace is mounted. "copy": it is copied into a throwaway sandbox, and
    * changes come back only through `Sandbox.copy`.
    */
-  isolation?: "bind" | "copy" | undefined;
+  isolation?: IsolationKind | undefined;
   /**
    * True when the user named the isolation: a remote engine then refuses "bind" instead of
    * switching to "copy" by itself.

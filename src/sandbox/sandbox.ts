@@ -3,10 +3,37 @@
  * CLI hold. Only `src/sandbox/` knows it is Docker (`docker/`), how a workspace is copied (`copy/`)
  * and how the host is written safely (`host/`).
  */
-import type { ApplyResult } from "./docker/isolation/apply-copy-changes.js";
-import type { WorkspaceChanges } from "./docker/isolation/export-copy-changes.js";
 
-export type { ApplyResult, WorkspaceChanges };
+import type { Change, ChangeCounts } from "./copy/tree-diff.js";
+import type { SkippedPath } from "./copy/workspace-scan.js";
+import type { Refusal } from "./host/paths/strict-paths.js";
+import type { IsolationKind } from "./sandbox-request.js";
+
+/** What the sandbox changed in its copy of the workspace, as shown to the user. */
+export interface WorkspaceChanges {
+  /** Added, modified and deleted paths, sorted. */
+  changes: Change[];
+  counts: ChangeCounts;
+  /** One "A path" / "M path" / "D path" line per change, then the counts. */
+  summary: string;
+  /** Unified diffs of changed text files (capped; binary and large files get a one-line note). */
+  diff: string;
+  /** Host paths that were never copied in (special or unreadable files) and so are not compared. */
+  skipped: SkippedPath[];
+  /** Names in the sandbox's archive that are not safe paths; never applied. */
+  unsafeNames: string[];
+  /** Changed paths the user also changed on the host during the run: shown, never applied. */
+  conflicts: string[];
+}
+
+/** What `applyChanges` did: refusals are data, by path and reason. */
+export interface ApplyResult {
+  written: string[];
+  deleted: string[];
+  refused: Refusal[];
+  /** Written with an adjustment, e.g. setuid bits stripped. */
+  notes: Refusal[];
+}
 
 /** Options for one command. */
 export interface ExecOptions {
@@ -163,7 +190,7 @@ export interface EgressMonitor {
 export interface SandboxDescription {
   /** The engine's id for it (a container id). */
   id: string;
-  isolation: "bind" | "copy";
+  isolation: IsolationKind;
   /** Real host path of the workspace. */
   workspace: string;
   /** Where the workspace appears inside. */

@@ -3,9 +3,11 @@
  * workspace, since the sandbox can write anything in a workspace, including a link where harness
  * would write.
  */
+
 import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import type { IsolationKind } from "../sandbox/sandbox-request.js";
 
 /** `$XDG_STATE_HOME/harness`, or `~/.local/state/harness` when that is unset or empty. */
 export function harnessStateDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -22,7 +24,7 @@ export function harnessStateDir(env: NodeJS.ProcessEnv = process.env): string {
  */
 export function egressSocketDir(
   workspace: string,
-  isolation: "bind" | "copy",
+  isolation: IsolationKind,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
   const key = createHash("sha256").update(`${workspace}\0${isolation}`).digest("hex").slice(0, 16);

@@ -2,9 +2,11 @@
  * The sandbox container's settings and their translation into a Docker create request. This is the
  * one place the hardening is defined; docker-compose.yml is checked against it by a test.
  */
+
 import { createHash } from "node:crypto";
 import type Docker from "dockerode";
 import { type ProtectedMount, protectedBindMounts } from "../../host/git/protected-paths.js";
+import type { IsolationKind } from "../../sandbox-request.js";
 import { parseUserIds } from "../../sandbox-user.js";
 import { EGRESS_MOUNT } from "../egress/egress-relay-script.js";
 import { DOCKER_ENGINE, type EngineSettings } from "../engine/engine-kind.js";
@@ -43,7 +45,7 @@ export interface SandboxSettings {
    * workdir is an anonymous volume that copy-container.ts fills (NoCopy: an image's own files there
    * would otherwise show up as changes).
    */
-  isolation?: "bind" | "copy" | undefined;
+  isolation?: IsolationKind | undefined;
   /**
    * Allowlist mode: the host directory of the egress gateway's socket, mounted read-only at
    * `EGRESS_MOUNT`; the network stays "none". It must be the same on every run of a workspace

@@ -13,7 +13,7 @@ import { egressSocketDir } from "../../../state/state-dir.js";
 import { type CallTag, EgressGateway } from "../../egress/egress-gateway.js";
 import { trustEnv } from "../../egress/secrets/trust-env.js";
 import type { EgressMonitor } from "../../sandbox.js";
-import { type EgressRequest, SANDBOX_DEFAULTS } from "../../sandbox-request.js";
+import { type EgressRequest, type IsolationKind, SANDBOX_DEFAULTS } from "../../sandbox-request.js";
 import { parseUserIds } from "../../sandbox-user.js";
 import type { DockerSandboxOptions } from "../docker-sandbox-options.js";
 import { egressEnv } from "./egress-env.js";
@@ -46,7 +46,7 @@ export class EgressSession {
     egress: EgressRequest,
     options: DockerSandboxOptions,
     workspace: string,
-    isolation: "bind" | "copy",
+    isolation: IsolationKind,
     user: string,
     /** Who the relay runs as (container-spec.ts: MACHINERY_USER, or the sandbox user). */
     machineryUser: string = user,

@@ -2,7 +2,9 @@
  * What a remote engine (docker-endpoint.ts `remote`) cannot do: mount host paths. The workspace and
  * the allowlist gateway's socket directory are on this machine, not the engine's.
  */
+
 import { ConfigError } from "../../../errors.js";
+import type { IsolationKind } from "../../sandbox-request.js";
 import type { DockerSandboxOptions } from "../docker-sandbox-options.js";
 import type { DockerEndpoint } from "./docker-endpoint.js";
 
@@ -14,7 +16,7 @@ import type { DockerEndpoint } from "./docker-endpoint.js";
 export function isolationForEngine(
   options: Pick<DockerSandboxOptions, "isolation" | "isolationExplicit" | "egress" | "onProgress">,
   endpoint: DockerEndpoint,
-): "bind" | "copy" {
+): IsolationKind {
   const requested = options.isolation ?? "bind";
   if (!endpoint.remote) return requested;
   const where = `${endpoint.host} (${endpoint.source})`;

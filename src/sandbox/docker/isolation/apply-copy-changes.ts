@@ -3,19 +3,10 @@ import { basename } from "node:path";
 import type Docker from "dockerode";
 import type { PathPolicy } from "../../copy/apply-policy.js";
 import type { WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
-import { type ExtractResult, type Refusal, strictExtract } from "../../host/extract/strict-extract.js";
+import { type ExtractResult, strictExtract } from "../../host/extract/strict-extract.js";
 import { strictDelete } from "../../host/paths/strict-paths.js";
+import type { ApplyResult, WorkspaceChanges } from "../../sandbox.js";
 import { archiveOf } from "./copy-container.js";
-import type { WorkspaceChanges } from "./export-copy-changes.js";
-
-/** What `applyChanges` did: refusals are data, by path and reason. */
-export interface ApplyResult {
-  written: string[];
-  deleted: string[];
-  refused: Refusal[];
-  /** Written with an adjustment, e.g. setuid bits stripped. */
-  notes: Refusal[];
-}
 
 async function ownerOf(path: string): Promise<{ uid: number; gid: number }> {
   const info = await lstat(path);

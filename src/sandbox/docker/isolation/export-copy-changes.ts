@@ -3,28 +3,12 @@ import type Docker from "dockerode";
 import { hostChangesSince } from "../../copy/apply-policy.js";
 import { DEFAULT_REPORT_LIMITS, renderDiffs, summarizeChanges } from "../../copy/change-report.js";
 import { readSandboxTree } from "../../copy/sandbox-tree.js";
-import { type Change, type ChangeCounts, countChanges, diffTrees } from "../../copy/tree-diff.js";
+import { countChanges, diffTrees } from "../../copy/tree-diff.js";
 import type { WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
-import { hostTree, type SkippedPath, scanWorkspace } from "../../copy/workspace-scan.js";
+import { hostTree, scanWorkspace } from "../../copy/workspace-scan.js";
+import type { WorkspaceChanges } from "../../sandbox.js";
 import { dockerStatus } from "../exec/docker-errors.js";
 import { archiveOf } from "./copy-container.js";
-
-/** What the sandbox changed in its copy of the workspace, as shown to the user. */
-export interface WorkspaceChanges {
-  /** Added, modified and deleted paths, sorted. */
-  changes: Change[];
-  counts: ChangeCounts;
-  /** One "A path" / "M path" / "D path" line per change, then the counts. */
-  summary: string;
-  /** Unified diffs of changed text files (capped; binary and large files get a one-line note). */
-  diff: string;
-  /** Host paths that were never copied in (special or unreadable files) and so are not compared. */
-  skipped: SkippedPath[];
-  /** Names in the sandbox's archive that are not safe paths; never applied. */
-  unsafeNames: string[];
-  /** Changed paths the user also changed on the host during the run: shown, never applied. */
-  conflicts: string[];
-}
 
 /**
  * Stops the container (so nothing left running in it can change the copy after the review), reads

@@ -3,16 +3,18 @@
  * (bind-isolation.ts) or copied in (../copy/copy-isolation.ts). `DockerSandbox` runs commands the
  * same way for both; everything that differs between the two lives behind this interface.
  */
+
 import type Docker from "dockerode";
 import type { ProtectedMount } from "../../host/git/protected-paths.js";
 import type { CopiedWorkspace } from "../../sandbox.js";
+import type { IsolationKind } from "../../sandbox-request.js";
 import type { AcquireResult } from "../container/container-lifecycle.js";
 
 /** A create request with its labels, as the engine gets it. */
 export type LabelledCreateOptions = Docker.ContainerCreateOptions & { Labels: Record<string, string> };
 
 export interface Isolation {
-  readonly kind: "bind" | "copy";
+  readonly kind: IsolationKind;
   /** Workspace paths mounted again, read-only or pinned, over the workspace (bind only). */
   readonly protectedMounts: readonly ProtectedMount[];
   /** Copy isolation's changes; undefined for bind. */

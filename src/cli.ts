@@ -181,6 +181,21 @@ async function main(argv: string[]): Promise<number> {
   });
 
   sandboxOptions(
+    program
+      .command("mcp")
+      .description(
+        "serve the sandbox's tools (bash, read_file, write_file, read_output, background_processes) to an MCP client over stdio",
+      ),
+  )
+    .option("--no-blocklist", "turn off the command blocklist (the container stays the boundary)")
+    .addOption(new Option("--block <regex...>", "extra blocklist patterns"))
+    .option("--transcript <path>", "write the JSONL transcript here (default: ~/.local/state/harness/runs/)")
+    .action(async (flags: Flags) => {
+      const { mcpCommand } = await import("./cli/mcp-command.js");
+      exitCode = await mcpCommand(flags, interrupts.begin());
+    });
+
+  sandboxOptions(
     program.command("shell").description("open an interactive shell in the workspace's sandbox"),
   ).action(async (flags: Flags) => {
     const { shellCommand } = await import("./cli/container-commands.js");

@@ -6,6 +6,7 @@
 import { type AllowPreset, allowPresetHosts, PRESET_NAMES, parseAllowPreset } from "./allow-presets.js";
 import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
+import { parsePublishFlags } from "./publish-flag.js";
 import { parseSandboxUser } from "./sandbox/docker/sandbox-user.js";
 import { parseAllowEntry } from "./sandbox/egress/allowlist.js";
 import { normalizeProtectPath } from "./sandbox/host/protected-paths.js";
@@ -38,6 +39,8 @@ export interface CliFlags {
   context?: string;
   /** `--copy-limit SIZE`, e.g. 2g. */
   copyLimit?: string;
+  /** `--publish PORT[:HOSTPORT]` (repeatable): sandbox ports reachable on the host's 127.0.0.1. */
+  publish?: string[];
   /** `--allow-host PATTERN` (repeatable): allowlist mode's entries. */
   allowHost?: string[];
   /** `--allow PRESET` (repeatable): npm, pypi (pip), git=HOST. */
@@ -198,6 +201,7 @@ export function loadSandboxConfig(
     copyLimitBytes: parseByteSize("--copy-limit", flags.copyLimit),
     timeoutMs: timeoutMs(flags.timeout ?? env["HARNESS_TIMEOUT"]),
     egress: loadEgressConfig(env, flags, network, options.inheritEgress),
+    ...(flags.publish === undefined ? {} : { publish: parsePublishFlags(flags.publish) }),
   });
 }
 

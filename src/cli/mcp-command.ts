@@ -71,6 +71,7 @@ export async function mcpCommand(flags: McpFlags, interrupt: AbortSignal): Promi
     limits: { maxTurns: 0, maxTokens: 0 },
   });
   sandbox.egress?.subscribe((record) => transcript.onEgress(record));
+  sandbox.published?.subscribe((record) => transcript.onPublish(record));
   const say = (line: string) =>
     process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
   say(`MCP server ready on stdio; transcript: ${transcript.path}`);

@@ -97,6 +97,7 @@ export async function runCommand(
   // For the sandbox's whole life, not per run: connections end (and are recorded) when they end,
   // between runs or while the sandbox stops too. Nothing to undo: the monitor goes with the sandbox.
   egress?.subscribe((record) => events.onEgress(record));
+  sandbox.published?.subscribe((record) => transcript.onPublish(record));
   const runTurn = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
     const signal = interrupts.begin();
     try {

@@ -174,6 +174,29 @@ export interface EgressTranscriptRecord extends RecordBase<"egress"> {
   durationMs: number;
 }
 
+/**
+ * `--publish`: one connection from the host's loopback to a server in the sandbox, written when it
+ * ended. The sandbox's `PublishRecord`, with its opening time as `openedAt`.
+ */
+export interface PublishTranscriptRecord extends RecordBase<"publish"> {
+  /** When the connection was accepted, ISO-8601 (`time` is when it ended and was written). */
+  openedAt: string;
+  /** The port inside the sandbox. */
+  port: number;
+  /** The port on the host's 127.0.0.1. */
+  hostPort: number;
+  /** The host-side client, "address:port". */
+  client: string;
+  /** Bytes from the host's client to the sandbox's server. */
+  bytesUp: number;
+  /** Bytes from the sandbox's server to the host's client. */
+  bytesDown: number;
+  /** From accept to close, in ms. */
+  durationMs: number;
+  /** Why it could not be forwarded (nothing listening in the sandbox, too many connections, …). */
+  error?: string;
+}
+
 /** A run ended. */
 export interface RunEndRecord extends RecordBase<"run_end"> {
   /** How it ended. */
@@ -197,6 +220,7 @@ export type TranscriptRecord =
   | UsageRecord
   | NoticeRecord
   | EgressTranscriptRecord
+  | PublishTranscriptRecord
   | RunEndRecord;
 
 export type TranscriptRecordType = TranscriptRecord["type"];

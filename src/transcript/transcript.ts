@@ -12,6 +12,7 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import type { AgentEvents } from "../agent/events.js";
 import { errorFacts } from "../errors.js";
+import type { PublishRecord } from "../sandbox/sandbox.js";
 import type { RunStartRecord, TranscriptEntry } from "./transcript-records.js";
 
 export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToolOutput">> {
@@ -19,6 +20,8 @@ export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToo
   readonly path: string;
   /** Appends one record now. Never throws: a transcript that cannot be written must not end the run. */
   write(entry: TranscriptEntry): void;
+  /** `--publish`: one connection through a published port ended. */
+  onPublish(record: PublishRecord): void;
 }
 
 export interface TranscriptOptions {
@@ -103,6 +106,8 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
         ...(status === undefined ? {} : { status }),
         ...(lookedUp === undefined ? {} : { lookedUp }),
       }),
+    onPublish: ({ time, error, ...record }) =>
+      write({ type: "publish", openedAt: time, ...record, ...(error === undefined ? {} : { error }) }),
     onRunEnd: (result) =>
       write({
         type: "run_end",

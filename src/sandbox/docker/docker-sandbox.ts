@@ -14,10 +14,11 @@ import type {
   EgressMonitor,
   ExecOptions,
   ExecResult,
+  PublishMonitor,
   Sandbox,
   SandboxDescription,
 } from "../sandbox.js";
-import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
+import { type PublishRequest, SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { BindIsolation } from "./bind-isolation.js";
 import { type AcquireResult, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
 import {
@@ -39,6 +40,7 @@ import { ExecutorSlot } from "./executor/executor-slot.js";
 import { ensureSandboxImage } from "./image.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation.js";
+import { PortPublisher } from "./publish/port-publisher.js";
 import { isolationForEngine } from "./remote-engine.js";
 import { removeContainer } from "./remove-container.js";
 import { checkRuntime } from "./runtime-check.js";
@@ -59,6 +61,8 @@ export class DockerSandbox implements Sandbox {
   private readonly executors: ExecutorSlot;
   /** This process's claim on the container, so that another process's end of run leaves it alone. */
   private lease: ContainerLease | undefined;
+  /** `--publish`: the host's listeners; undefined when nothing is published. */
+  private publisher: PortPublisher | undefined;
 
   private constructor(
     private container: Docker.Container,
@@ -119,6 +123,10 @@ export class DockerSandbox implements Sandbox {
 
   get egress(): EgressMonitor | undefined {
     return this.egressSession?.monitor;
+  }
+
+  get published(): PublishMonitor | undefined {
+    return this.publisher;
   }
 
   static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
@@ -199,6 +207,7 @@ export class DockerSandbox implements Sandbox {
       throw error;
     }
     if (egress) await sandbox.startRelay();
+    if (options.publish !== undefined && options.publish.length > 0) await sandbox.publish(options.publish);
     // Started now, so that it is ready by the first command (a run asks the model first).
     sandbox.executors.prepare(sandbox.container);
     return sandbox;
@@ -217,6 +226,22 @@ export class DockerSandbox implements Sandbox {
         if (!(error instanceof RelayStartError && error.socketMissing)) throw error;
         await this.recover("the sandbox did not see harness's network gateway");
       }
+    } catch (error) {
+      await this.stop().catch((stopError: unknown) => log("stop after a failed open: %s", stopError));
+      throw error;
+    }
+  }
+
+  /**
+   * `--publish`, at open: the host's listeners; each connection's forwarder runs as the sandbox
+   * user, never as root. A failure ends the run as `stop` does, and is rethrown.
+   */
+  private async publish(requests: readonly PublishRequest[]): Promise<void> {
+    try {
+      this.publisher = await PortPublisher.start(requests, {
+        container: () => this.container,
+        user: this.settings.user,
+      });
     } catch (error) {
       await this.stop().catch((stopError: unknown) => log("stop after a failed open: %s", stopError));
       throw error;
@@ -399,6 +424,8 @@ export class DockerSandbox implements Sandbox {
     if (this.stopped) return;
     this.stopped = true;
     try {
+      // First, so that no forwarder is counted as a process the run left.
+      await this.publisher?.close();
       await this.egressSession?.closeRelay();
       const nothingLeft = await this.executors.close();
       // Released before looking: of two processes ending at once, the later look sees nobody.

@@ -3,7 +3,18 @@
  * or an editor would: the tools run in the real Docker sandbox, and the transcript records them.
  */
 import { createHash } from "node:crypto";
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { get } from "node:http";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -51,6 +62,15 @@ function text(result: CallToolResult): string {
   return result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
 }
 
+/** A port nothing on the host listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     if (check()) return;
@@ -64,11 +84,13 @@ describe.skipIf(skipDocker)("harness mcp", { timeout: 180_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), "harness-mcp-"));
   const transcript = join(dir, "session.jsonl");
   let session: Session;
+  let hostPort = 0;
 
   beforeAll(async () => {
     mkdirSync(join(ws.path, ".git/hooks"), { recursive: true });
     if (process.getuid?.() === 0) chownSync(join(ws.path, ".git/hooks"), TEST_UID, TEST_UID);
-    session = await openSession(ws.path, transcript, ["--timeout", "20"]);
+    hostPort = await freePort();
+    session = await openSession(ws.path, transcript, ["--timeout", "20", "--publish", `8000:${hostPort}`]);
   }, 180_000);
 
   afterAll(async () => {
@@ -172,6 +194,29 @@ describe.skipIf(skipDocker)("harness mcp", { timeout: 180_000 }, () => {
     await call(session, "bash", { command: "pkill -f 'sleep 321'; true" });
   });
 
+  it("publishes a server started with bash on the host's loopback (--publish)", async () => {
+    writeFileSync(join(ws.path, "page.html"), "<p>served from the sandbox</p>\n");
+    await call(session, "bash", {
+      command: "nohup python3 -m http.server 8000 --bind 127.0.0.1 > /tmp/http.log 2>&1 &",
+    });
+    await call(session, "bash", {
+      command:
+        "for i in $(seq 100); do (: > /dev/tcp/127.0.0.1/8000) 2>/dev/null && exit 0; sleep 0.1; done; exit 1",
+    });
+    const body = await new Promise<string>((resolve, reject) => {
+      get(`http://127.0.0.1:${hostPort}/page.html`, (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        res.on("end", () => resolve(text));
+      }).on("error", reject);
+    });
+    expect(body).toBe("<p>served from the sandbox</p>\n");
+    expect(session.stderr()).toContain(`sandbox port 8000 published at 127.0.0.1:${hostPort}`);
+    await call(session, "bash", { command: "pkill -f 'http.server 8000'; true" });
+  });
+
   it("records the session in the transcript, and prints nothing but the protocol on stdout", async () => {
     await session.close();
     await until(() => {
@@ -202,6 +247,14 @@ describe.skipIf(skipDocker)("harness mcp", { timeout: 180_000 }, () => {
     );
     expect(results).toContainEqual(expect.objectContaining({ name: "bash", timedOut: true }));
     expect(results).toContainEqual(expect.objectContaining({ name: "write_file", isError: false }));
+    expect(records).toContainEqual(
+      expect.objectContaining({
+        type: "publish",
+        port: 8000,
+        hostPort,
+        client: expect.stringMatching(/^127\.0\.0\.1:/),
+      }),
+    );
     expect(records.at(-1)).toMatchObject({ type: "run_end" });
     expect(session.stderr()).toContain("MCP session ended");
   });

@@ -25,6 +25,15 @@ function collect(value: string, previous: unknown): string[] {
   return [...(Array.isArray(previous) ? previous : []), value];
 }
 
+/** `--publish`, for the commands whose sandbox lives while someone uses it (run, exec, shell, mcp). */
+function publishOption(command: Command): Command {
+  return command.option(
+    "--publish <port[:hostport]>",
+    "make a server on this port of the sandbox's loopback reachable at the host's 127.0.0.1:HOSTPORT (default the same port) while harness runs (repeatable); the sandbox still has no network",
+    collect,
+  );
+}
+
 function sandboxOptions(command: Command): Command {
   return command
     .option("-w, --workspace <dir>", "project directory to mount in the sandbox (default: current directory)")
@@ -115,11 +124,13 @@ async function main(argv: string[]): Promise<number> {
     .showHelpAfterError()
     .exitOverride();
 
-  sandboxOptions(
-    program
-      .command("run")
-      .description("run the agent on a task (no task: an interactive prompt)")
-      .argument("[task...]", "what the agent should do"),
+  publishOption(
+    sandboxOptions(
+      program
+        .command("run")
+        .description("run the agent on a task (no task: an interactive prompt)")
+        .argument("[task...]", "what the agent should do"),
+    ),
   )
     .option("--model <id>", "model id (default: MODEL_ID from .env)")
     .option("--max-turns <n>", "stop after this many model calls (default 50)")
@@ -194,18 +205,39 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await batchCommand(tasks, flags, interrupts);
     });
 
-  sandboxOptions(
-    program
-      .command("exec")
-      .description("run one command in the workspace's sandbox and exit with its exit code")
-      .argument("<command...>", "the command (put it after --)"),
+  publishOption(
+    sandboxOptions(
+      program
+        .command("exec")
+        .description("run one command in the workspace's sandbox and exit with its exit code")
+        .argument("<command...>", "the command (put it after --)"),
+    ),
   ).action(async (args: string[], flags: Flags) => {
     const { execCommand } = await import("./cli/exec-command.js");
     exitCode = await execCommand(args, flags, interrupts.begin());
   });
 
-  sandboxOptions(
-    program.command("shell").description("open an interactive shell in the workspace's sandbox"),
+  publishOption(
+    sandboxOptions(
+      program
+        .command("mcp")
+        .description(
+          "serve the sandbox's tools (bash, read_file, write_file, read_output, background_processes) to an MCP client over stdio",
+        ),
+    ),
+  )
+    .option("--no-blocklist", "turn off the command blocklist (the container stays the boundary)")
+    .addOption(new Option("--block <regex...>", "extra blocklist patterns"))
+    .option("--transcript <path>", "write the JSONL transcript here (default: ~/.local/state/harness/runs/)")
+    .action(async (flags: Flags) => {
+      const { mcpCommand } = await import("./cli/mcp-command.js");
+      exitCode = await mcpCommand(flags, interrupts.begin());
+    });
+
+  publishOption(
+    sandboxOptions(
+      program.command("shell").description("open an interactive shell in the workspace's sandbox"),
+    ),
   ).action(async (flags: Flags) => {
     const { shellCommand } = await import("./cli/container-commands.js");
     exitCode = await shellCommand(flags);

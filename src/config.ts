@@ -6,6 +6,7 @@
 import { type AllowPreset, allowPresetHosts, PRESET_NAMES, parseAllowPreset } from "./allow-presets.js";
 import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
+import { parsePublishFlags } from "./publish-flag.js";
 import { parseAllowEntry } from "./sandbox/egress/policy/allowlist.js";
 import { parseRequestRule } from "./sandbox/egress/request-rules.js";
 import {
@@ -52,6 +53,8 @@ export interface CliFlags {
   copyLimit?: string;
   /** `--copy-max-files N`: most files, directories and symlinks copied in and out. */
   copyMaxFiles?: string;
+  /** `--publish PORT[:HOSTPORT]` (repeatable): sandbox ports reachable on the host's 127.0.0.1. */
+  publish?: string[];
   /** `--allow-host PATTERN` (repeatable): allowlist mode's entries. */
   allowHost?: string[];
   /** `--allow PRESET` (repeatable): npm, pypi (pip), git=HOST. */
@@ -221,6 +224,7 @@ export function loadSandboxConfig(
     copyMaxFiles: positiveNumber("--copy-max-files", flags.copyMaxFiles),
     timeoutMs: timeoutMs(flags.timeout ?? env["HARNESS_TIMEOUT"]),
     egress: loadEgressConfig(env, flags, network, options.inheritEgress),
+    ...(flags.publish === undefined ? {} : { publish: parsePublishFlags(flags.publish) }),
   });
 }
 

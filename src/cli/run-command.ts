@@ -118,6 +118,7 @@ export async function runCommand(
     onNotice: (text) => events.onNotice(text),
     progress: (line) => process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`),
   });
+  sandbox.published?.subscribe((record) => transcript.onPublish(record));
   const runTurn = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
     const signal = interrupts.begin();
     try {

@@ -21,6 +21,9 @@ export async function openSandbox(
     for (const line of watch.close()) say(line);
     throw error;
   }
+  for (const { port, hostPort } of sandbox.published?.ports ?? []) {
+    say(`sandbox port ${port} published at 127.0.0.1:${hostPort} (the sandbox still has no network)`);
+  }
   // The watch ends only once the sandbox has stopped: its leftover processes ended, copy mode's
   // changes applied or dropped. Every command ends its sandbox through `stop` (`await using` too).
   const stop = sandbox.stop.bind(sandbox);

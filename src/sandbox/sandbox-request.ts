@@ -46,6 +46,8 @@ export const SANDBOX_DEFAULTS = Object.freeze({
   egressIdleMs: 60_000,
   /** Allowlist mode: longest life of one connection (a big download fits; a parked tunnel does not). */
   egressMaxConnectionMs: 30 * 60_000,
+  /** Most connections open at once through each published port (each is one exec in the sandbox). */
+  publishMaxConnections: 32,
 });
 
 import type { SecretGrant } from "./egress/secrets/secret-grant.js";
@@ -138,4 +140,15 @@ export interface SandboxRequest {
   timeoutMs?: number | undefined;
   /** Allowlist mode; needs `network` "none" (the default). Absent: no gateway. */
   egress?: EgressRequest | undefined;
+  /**
+   * `--publish PORT[:HOSTPORT]`: servers on these ports of the sandbox's 127.0.0.1 become reachable
+   * on the host's 127.0.0.1 while the sandbox is open; the container still gets no network interface.
+   */
+  publish?: readonly PublishRequest[] | undefined;
+}
+
+/** One published port: `port` inside the sandbox, `hostPort` on the host's 127.0.0.1. */
+export interface PublishRequest {
+  port: number;
+  hostPort: number;
 }

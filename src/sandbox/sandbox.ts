@@ -186,6 +186,40 @@ export interface EgressMonitor {
   subscribe(listener: (record: EgressRecord) => void): () => void;
 }
 
+/** One `--publish`: a port inside the sandbox, reachable on the host's loopback. */
+export interface PublishedPort {
+  /** The port a server listens on inside the sandbox (its 127.0.0.1). */
+  port: number;
+  /** The port on the host's 127.0.0.1 that reaches it. */
+  hostPort: number;
+}
+
+/** One connection through a published port, written when it ended. */
+export interface PublishRecord {
+  /** When it was accepted, ISO-8601. */
+  time: string;
+  port: number;
+  hostPort: number;
+  /** The host-side client, "address:port" (always a loopback address). */
+  client: string;
+  /** Bytes from the host's client to the sandbox's server, and back. */
+  bytesUp: number;
+  bytesDown: number;
+  durationMs: number;
+  /** Why it could not be forwarded (nothing listening in the sandbox, too many connections, …). */
+  error?: string | undefined;
+}
+
+/** `--publish` as the rest of harness sees it: the ports, and the connections as they end. */
+export interface PublishMonitor {
+  readonly ports: readonly PublishedPort[];
+  /**
+   * Calls `listener` with each record when its connection ends. Returns the unsubscribe function.
+   * Contract: the listener must not throw.
+   */
+  subscribe(listener: (record: PublishRecord) => void): () => void;
+}
+
 /** The sandbox as reports show it (stream-json's init event, the system prompt): no engine detail. */
 export interface SandboxDescription {
   /** The engine's id for it (a container id). */
@@ -255,6 +289,8 @@ export interface Sandbox extends AsyncDisposable {
   readonly copy: CopiedWorkspace | undefined;
   /** Allowlist mode's gateway; undefined when the sandbox has no network or all of it. */
   readonly egress: EgressMonitor | undefined;
+  /** Published ports (`--publish`); undefined when none were asked for. */
+  readonly published?: PublishMonitor | undefined;
   /** Runs one shell command. The working directory persists between calls, like a shell's. */
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /** Releases host resources. Leaves a reusable container running unless it was created to be removed. */

@@ -205,6 +205,29 @@ export interface CheckpointRecord extends RecordBase<"checkpoint"> {
   gaveUp?: string;
 }
 
+/**
+ * `--publish`: one connection from the host's loopback to a server in the sandbox, written when it
+ * ended. The sandbox's `PublishRecord`, with its opening time as `openedAt`.
+ */
+export interface PublishTranscriptRecord extends RecordBase<"publish"> {
+  /** When the connection was accepted, ISO-8601 (`time` is when it ended and was written). */
+  openedAt: string;
+  /** The port inside the sandbox. */
+  port: number;
+  /** The port on the host's 127.0.0.1. */
+  hostPort: number;
+  /** The host-side client, "address:port". */
+  client: string;
+  /** Bytes from the host's client to the sandbox's server. */
+  bytesUp: number;
+  /** Bytes from the sandbox's server to the host's client. */
+  bytesDown: number;
+  /** From accept to close, in ms. */
+  durationMs: number;
+  /** Why it could not be forwarded (nothing listening in the sandbox, too many connections, …). */
+  error?: string;
+}
+
 /** A run ended. */
 export interface RunEndRecord extends RecordBase<"run_end"> {
   /** How it ended. */
@@ -229,6 +252,7 @@ export type TranscriptRecord =
   | NoticeRecord
   | EgressTranscriptRecord
   | CheckpointRecord
+  | PublishTranscriptRecord
   | RunEndRecord;
 
 export type TranscriptRecordType = TranscriptRecord["type"];

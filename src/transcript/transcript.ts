@@ -13,6 +13,7 @@ import type { AgentEvents } from "../agent/events.js";
 import { errorFacts } from "../errors.js";
 import { type HostFile, openHostFile } from "../host-files/host-file.js";
 import { type HostDir, HostPathError, openHostDir } from "../host-files/host-path.js";
+import type { PublishRecord } from "../sandbox/sandbox.js";
 import type { RunStartRecord, TranscriptEntry } from "./transcript-records.js";
 
 export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToolOutput">> {
@@ -22,6 +23,8 @@ export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToo
   write(entry: TranscriptEntry): void;
   /** Closes the file once the run and its sandbox are over: later records are dropped. */
   close(): void;
+  /** `--publish`: one connection through a published port ended. */
+  onPublish(record: PublishRecord): void;
 }
 
 export interface TranscriptOptions {
@@ -135,6 +138,8 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
         ...(lookedUp === undefined ? {} : { lookedUp }),
         ...(secrets === undefined ? {} : { secrets }),
       }),
+    onPublish: ({ time, error, ...record }) =>
+      write({ type: "publish", openedAt: time, ...record, ...(error === undefined ? {} : { error }) }),
     onRunEnd: (result) =>
       write({
         type: "run_end",

@@ -13,10 +13,11 @@ import type {
   EgressMonitor,
   ExecOptions,
   ExecResult,
+  PublishMonitor,
   Sandbox,
   SandboxDescription,
 } from "../sandbox.js";
-import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
+import { type PublishRequest, SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { resolveSandboxUser } from "../sandbox-user.js";
 import { type AcquireResult, reviveContainer, waitUntilReady } from "./container/container-lifecycle.js";
 import { healthCommand } from "./container/container-scripts.js";
@@ -44,6 +45,7 @@ import { BindIsolation } from "./isolation/bind-isolation.js";
 import { CopyIsolation } from "./isolation/copy-isolation.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation/isolation.js";
 import { type ExecOutcome, type ExecRequest, runDockerExec } from "./per-call/docker-exec.js";
+import { PortPublisher } from "./publish/port-publisher.js";
 
 const log = createDebug("harness:docker");
 
@@ -60,6 +62,8 @@ export class DockerSandbox implements Sandbox {
   private readonly executors: ExecutorSlot;
   /** This process's claim on the container, so that another process's end of run leaves it alone. */
   private lease: ContainerLease | undefined;
+  /** `--publish`: the host's listeners; undefined when nothing is published. */
+  private publisher: PortPublisher | undefined;
 
   private constructor(
     private container: Docker.Container,
@@ -120,6 +124,10 @@ export class DockerSandbox implements Sandbox {
 
   get egress(): EgressMonitor | undefined {
     return this.egressSession?.monitor;
+  }
+
+  get published(): PublishMonitor | undefined {
+    return this.publisher;
   }
 
   static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
@@ -201,6 +209,7 @@ export class DockerSandbox implements Sandbox {
       throw error;
     }
     if (egress) await sandbox.startRelay();
+    if (options.publish !== undefined && options.publish.length > 0) await sandbox.publish(options.publish);
     // Started now, so that it is ready by the first command (a run asks the model first).
     sandbox.executors.prepare(sandbox.container);
     return sandbox;
@@ -219,6 +228,22 @@ export class DockerSandbox implements Sandbox {
         if (!(error instanceof RelayStartError && error.socketMissing)) throw error;
         await this.recover("the sandbox did not see harness's network gateway");
       }
+    } catch (error) {
+      await this.stop().catch((stopError: unknown) => log("stop after a failed open: %s", stopError));
+      throw error;
+    }
+  }
+
+  /**
+   * `--publish`, at open: the host's listeners; each connection's forwarder runs as the sandbox
+   * user, never as root. A failure ends the run as `stop` does, and is rethrown.
+   */
+  private async publish(requests: readonly PublishRequest[]): Promise<void> {
+    try {
+      this.publisher = await PortPublisher.start(requests, {
+        container: () => this.container,
+        user: this.settings.user,
+      });
     } catch (error) {
       await this.stop().catch((stopError: unknown) => log("stop after a failed open: %s", stopError));
       throw error;
@@ -401,6 +426,8 @@ export class DockerSandbox implements Sandbox {
     if (this.stopped) return;
     this.stopped = true;
     try {
+      // First, so that no forwarder is counted as a process the run left.
+      await this.publisher?.close();
       await this.egressSession?.closeRelay();
       const nothingLeft = await this.executors.close();
       // Released before looking: of two processes ending at once, the later look sees nobody.

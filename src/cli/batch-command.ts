@@ -4,6 +4,7 @@
  * Ctrl-C or SIGTERM stops starting tasks and ends the running ones cleanly; the same command again
  * resumes. Exit codes: BATCH_EXIT (src/batch/batch-summary.ts).
  */
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { ZERO_USAGE } from "../agent/usage.js";
@@ -17,12 +18,14 @@ import { runBatch } from "../batch/run-batch.js";
 import { SharedBackoff } from "../batch/shared-backoff.js";
 import { readTaskFile } from "../batch/task-file.js";
 import { type PlannedTask, planTasks } from "../batch/task-plan.js";
+import type { Discard } from "../batch/warm-ahead.js";
 import type { CliFlags } from "../config.js";
 import { ConfigError } from "../errors.js";
 import type { ModelClient } from "../model/model-client.js";
 import { buildResult } from "../output/result-summary.js";
 import { connectDocker } from "../sandbox/docker/docker-client.js";
 import { ensureSandboxImage } from "../sandbox/docker/image.js";
+import { warmContainer } from "../sandbox/docker/warm/warm-container.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { Interrupts } from "./interrupts.js";
 import { exitCodeForError } from "./report-error.js";
@@ -32,6 +35,8 @@ import { openSandbox } from "./sandbox-from-config.js";
 /** `harness batch`'s own flags, besides the sandbox and model flags every task inherits. */
 export interface BatchFlags extends CliFlags {
   concurrency?: string;
+  /** Warm pool size (default: the concurrency). */
+  warm?: string;
   results?: string;
   transcripts?: string;
   retry?: string;
@@ -57,6 +62,7 @@ export async function batchCommand(
   const stderr = deps.stderr ?? process.stderr;
   const {
     concurrency: concurrencyFlag,
+    warm: warmFlag,
     results: resultsFlag,
     transcripts,
     retry: retryFlag,
@@ -68,6 +74,7 @@ export async function batchCommand(
   if (format !== "text" && format !== "json")
     throw new ConfigError(`--output-format must be text or json, got '${format}'`);
   const concurrency = positiveInt("--concurrency", concurrencyFlag) ?? defaultConcurrency();
+  const warmSize = warmFlag === "0" ? 0 : (positiveInt("--warm", warmFlag) ?? concurrency);
   const retry = retryMode(retryFlag);
   const budget = budgetFlag === undefined ? undefined : Number(budgetFlag);
   if (budget !== undefined && !(Number.isFinite(budget) && budget > 0))
@@ -98,6 +105,7 @@ export async function batchCommand(
   const createModel = deps.createModel ?? anthropicModel;
   const names = new Set<string>();
   const { signal, release } = batchSignal(interrupts, progress);
+  const poolId = randomUUID();
   try {
     const outcome = await runBatch({
       planned,
@@ -111,7 +119,8 @@ export async function batchCommand(
       progress,
       rateLimitPauses: () => backoff.pauses,
       crashResult,
-      runOne: async (task, taskSignal) => {
+      warm: { size: warmSize, warm: (task) => warmTaskSandbox(task, poolId) },
+      runOne: async (task, taskSignal, warmed) => {
         const runId = transcriptName(transcriptsDir, task.task.id, names);
         const transcriptPath = join(transcriptsDir, `${runId}.jsonl`);
         const model = spend.track(
@@ -126,12 +135,21 @@ export async function batchCommand(
           runId,
           transcriptPath,
           diffPath: join(transcriptsDir, `${runId}.diff`),
-          // Every task's container goes at its end: a batch leaves nothing running.
-          openSandbox: (config) =>
-            openSandbox(config, {
-              removeOnStop: true,
-              progress: (line) => progress.note(`${task.task.id}: ${line}`),
-            }),
+          // Every task's container goes at its end: a batch leaves nothing running. One the warm pool
+          // made is reused by the open (same workspace, same settings); the wait for it is part of
+          // the sandbox start.
+          openSandbox: async (config) => {
+            const discard = await warmed;
+            try {
+              return await openSandbox(config, {
+                removeOnStop: true,
+                progress: (line) => progress.note(`${task.task.id}: ${line}`),
+              });
+            } catch (error) {
+              await discard?.();
+              throw error;
+            }
+          },
           signal: taskSignal,
           progress: (line) => progress.note(`${task.task.id}: ${line}`),
         });
@@ -154,6 +172,15 @@ export async function batchCommand(
     progress.close();
     release();
   }
+}
+
+/**
+ * The warm pool's work for one task (src/sandbox/docker/warm/warm-container.ts): its container made,
+ * started and checked ahead; undefined for a sandbox that is not warmed (copy, allowlist mode).
+ */
+async function warmTaskSandbox(planned: PlannedTask, poolId: string): Promise<Discard | undefined> {
+  const warm = await warmContainer(planned.sandboxConfig, poolId);
+  return warm?.discard;
 }
 
 /** The Anthropic client with its own retries off: the batch's shared backoff retries instead. */

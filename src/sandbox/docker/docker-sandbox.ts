@@ -6,9 +6,7 @@
 import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.js";
-import { CopyIsolation } from "../copy/copy-isolation.js";
 import { type ContainerLease, takeLease } from "../host/container-leases.js";
-import { resolveWorkspace } from "../host/workspace.js";
 import type {
   CopiedWorkspace,
   EgressMonitor,
@@ -18,31 +16,20 @@ import type {
   SandboxDescription,
 } from "../sandbox.js";
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
-import { BindIsolation } from "./bind-isolation.js";
 import { type AcquireResult, reviveContainer, waitUntilReady } from "./container-lifecycle.js";
-import {
-  containerCreateOptions,
-  MACHINERY_USER,
-  rootMachinery,
-  type SandboxSettings,
-} from "./container-spec.js";
-import { connectEngine, type DockerEngine } from "./docker-client.js";
-import { checkEgressNetwork, type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
+import { containerRequest, planContainer } from "./container-plan.js";
+import { MACHINERY_USER, rootMachinery, type SandboxSettings } from "./container-spec.js";
+import { checkEgressNetwork, type DockerSandboxOptions } from "./docker-sandbox-options.js";
 import { RelayStartError } from "./egress-relay.js";
 import { EgressSession } from "./egress-session.js";
-import { engineSettings } from "./engine-kind.js";
 import { type ExecOutcome, type ExecRequest, runDockerExec } from "./exec/docker-exec.js";
 import { runSimpleExec } from "./exec/exec-helper.js";
 import { neverStarted, toExecResult } from "./exec/exec-outcome.js";
 import { HEALTH_SCRIPT } from "./exec/exec-scripts.js";
 import { ExecutorSlot } from "./executor/executor-slot.js";
-import { ensureSandboxImage } from "./image.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation.js";
-import { isolationForEngine } from "./remote-engine.js";
 import { removeContainer } from "./remove-container.js";
-import { checkRuntime } from "./runtime-check.js";
-import { resolveSandboxUser } from "./sandbox-user.js";
 
 const log = createDebug("harness:docker");
 
@@ -123,39 +110,8 @@ export class DockerSandbox implements Sandbox {
 
   static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
     checkEgressNetwork(options);
-    const { path: workspace, owner } = await resolveWorkspace(options.workspace);
-    // Canonical "uid:gid", never root in any spelling: this is the only user string Docker gets.
-    const user = resolveSandboxUser(workspace, owner, options.user);
-    const engine = options.docker ? undefined : await connectEngine(options.dockerEnv, options.dockerContext);
-    const docker = options.docker ?? (engine as DockerEngine).docker;
-    // A remote engine cannot mount this machine's workspace: copy isolation (remote-engine.ts).
-    const isolationKind = engine
-      ? isolationForEngine(options, engine.endpoint)
-      : (options.isolation ?? "bind");
-    if (options.runtime)
-      await checkRuntime(docker, options.runtime, options.network ?? SANDBOX_DEFAULTS.network);
-    // Before anything is built or created: an engine harness refuses (a rootless Podman that cannot
-    // apply the limits) is refused first.
-    const engineKind = await engineSettings(docker);
-    const workdir = options.workdir ?? SANDBOX_DEFAULTS.workdir;
-    const isolation: Isolation =
-      isolationKind === "copy"
-        ? await CopyIsolation.prepare(docker, workspace, user, workdir, {
-            copyLimitBytes: options.copyLimitBytes ?? SANDBOX_DEFAULTS.copyLimitBytes,
-            protect: options.protect,
-            onProgress: options.onProgress,
-          })
-        : await BindIsolation.prepare(docker, workspace, owner, user, options);
-    const image = options.image ?? (await ensureSandboxImage(docker, options.onProgress));
-    const imageId = await docker
-      .getImage(image)
-      .inspect()
-      .then((info) => info.Id)
-      .catch((error: unknown) => {
-        throw new SandboxError(`image '${image}' is not available locally: ${(error as Error).message}`, {
-          cause: error,
-        });
-      });
+    const plan = await planContainer(options);
+    const { workspace, user, isolation, engineKind } = plan;
     // The gateway first: its socket directory must exist before the container mounts it.
     const egress = options.egress
       ? await EgressSession.start(
@@ -169,20 +125,12 @@ export class DockerSandbox implements Sandbox {
       : undefined;
     let sandbox: DockerSandbox;
     try {
-      const settings = resolveSettings(options, {
-        image,
-        workspace,
-        user,
-        isolation: isolation.kind,
-        protectedMounts: isolation.protectedMounts,
-        egressSocketDir: egress?.socketDir,
-      });
-      const base = containerCreateOptions(settings, engineKind);
-      const createOptions = { ...base, Labels: isolation.labels(base, imageId) };
+      const { settings, createOptions } = containerRequest(plan, options, egress?.socketDir);
       const { container, acquired } = await isolation.acquire(createOptions);
       log("container %s %s for %s", container.id.slice(0, 12), acquired, workspace);
       try {
-        // A running container that was reused already served commands; only new or restarted ones wait.
+        // A running container that was reused was checked when it started (an earlier run, or the
+        // batch's warm pool, warm/warm-container.ts); only new or restarted ones wait.
         if (acquired !== "reused") {
           await isolation.verifyStarted();
           await waitUntilReady(container, user);

@@ -128,27 +128,39 @@ export class DockerSandbox implements Sandbox {
       const { settings, createOptions } = containerRequest(plan, options, egress?.socketDir);
       const { container, acquired } = await isolation.acquire(createOptions);
       log("container %s %s for %s", container.id.slice(0, 12), acquired, workspace);
+      sandbox = new DockerSandbox(container, createOptions, settings, options, isolation, acquired, egress);
+      // The executor's exec (about 100 ms: the runtime entering the container, then python3) starts
+      // now, beside the checks below, so that it is ready by the first command. It runs nothing until
+      // a command is sent, which only happens once open has returned; a failed check ends it.
+      // Allowlist mode starts it after the relay, whose start may restart the container.
+      if (!egress) sandbox.executors.prepare(container);
       try {
         // A running container that was reused was checked when it started (an earlier run, or the
         // batch's warm pool, warm/warm-container.ts); only new or restarted ones wait.
         if (acquired !== "reused") {
           await isolation.verifyStarted();
-          await waitUntilReady(container, user);
+          // An executor that said hello is an exec that ran in the container: the readiness check,
+          // without a second exec (which the engine would queue behind the executor's).
+          if (!(await sandbox.executors.running())) await waitUntilReady(container, user);
         }
         await isolation.begin();
       } catch (error) {
+        await sandbox.executors.close().catch(() => {});
         await removeContainer(container).catch(() => {});
         throw error;
       }
-      sandbox = new DockerSandbox(container, createOptions, settings, options, isolation, acquired, egress);
-      sandbox.lease = await takeLease(container.id, options.dockerEnv);
+      sandbox.lease = await takeLease(container.id, options.dockerEnv).catch(async (error: unknown) => {
+        await sandbox.executors.close().catch(() => {});
+        throw error;
+      });
     } catch (error) {
       await egress?.close().catch(() => {});
       throw error;
     }
-    if (egress) await sandbox.startRelay();
-    // Started now, so that it is ready by the first command (a run asks the model first).
-    sandbox.executors.prepare(sandbox.container);
+    if (egress) {
+      await sandbox.startRelay();
+      sandbox.executors.prepare(sandbox.container);
+    }
     return sandbox;
   }
 

@@ -10,7 +10,9 @@ stamp("preload");
 const request = http.request;
 http.request = function (...args) {
   const options = typeof args[0] === "object" ? args[0] : {};
-  const path = String(options.path ?? "").replace(/[0-9a-f]{64}/g, "ID").replace(/\?.*/, "");
+  const path = String(options.path ?? "")
+    .replace(/[0-9a-f]{64}/g, "ID")
+    .replace(/\?.*/, "");
   const what = `${options.method ?? "GET"} ${path}`;
   stamp(`> ${what}`);
   const req = request.apply(this, args);

@@ -32,11 +32,12 @@ export function acquiredBy(before: string, after: string): string {
 
 /**
  * Pids (on the engine's host, from `top`) of the executors running in the container: the python3
- * that src/sandbox/docker/executor/executor.ts starts. A changed set means an executor was restarted.
+ * that src/sandbox/docker/executor/executor.ts starts, not the next call's process it forks ahead
+ * (same command line, its parent an executor). A changed set means an executor was restarted.
  */
 export async function executorPids(container: Docker.Container): Promise<string[]> {
-  const top = (await container.top({ ps_args: "-o pid,args" })) as { Processes?: string[][] };
-  return (top.Processes ?? [])
-    .filter((row) => /python3 -I -S -c/.test(row[1] ?? ""))
-    .map((row) => row[0] ?? "");
+  const top = (await container.top({ ps_args: "-o pid,ppid,args" })) as { Processes?: string[][] };
+  const rows = (top.Processes ?? []).filter((row) => / harness-executor /.test(row[2] ?? ""));
+  const pids = new Set(rows.map((row) => row[0]));
+  return rows.filter((row) => !pids.has(row[1])).map((row) => row[0] ?? "");
 }

@@ -9,7 +9,7 @@
  * back to back in one sandbox. Once: a 200 MB flood through one call (the host process's peak RSS,
  * and whether the call came back), and the behaviour list (peer_driver.py `behaviours`, the same
  * checks here for harness). A report, not a test: nothing is asserted on timings.
- *   npm run bench:peers   (env: BENCH_ROUNDS=5 BENCH_CALLS=30)
+ *   npm run bench:peers   (env: BENCH_ROUNDS=5 BENCH_CALLS=30 BENCH_FLOOD=1)
  */
 import { spawn } from "node:child_process";
 import { chownSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
@@ -29,6 +29,8 @@ const DRIVER = join(ROOT, "bench", "peers", "peer_driver.py");
 const CLI = join(ROOT, "bin", "harness.mjs");
 const ROUNDS = envInt("BENCH_ROUNDS", 5);
 const CALLS = envInt("BENCH_CALLS", 30);
+/** BENCH_FLOOD=0 leaves the floods out (they take minutes: some peers hold the whole output). */
+const FLOODS = process.env["BENCH_FLOOD"] !== "0";
 const FLOOD_BYTES = 200_000_000;
 const PEERS = ["mini", "llm-sandbox", "swerex"] as const;
 const ALL = ["harness", ...PEERS] as const;
@@ -234,7 +236,7 @@ try {
     for (const name of order) await roundFor(name, round === 0);
   }
   const floods: Partial<Record<Name, Flood>> = {};
-  for (const name of ALL) if (!failures[name]) floods[name] = await flood(name);
+  if (FLOODS) for (const name of ALL) if (!failures[name]) floods[name] = await flood(name);
 
   const stat = (xs: number[]): Summary | undefined => (xs.length > 0 ? summarize(xs) : undefined);
   const h = { first: stat(fromNothing.harness), call: stat(perCall.harness) };

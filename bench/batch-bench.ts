@@ -1,10 +1,11 @@
 /**
  * `harness batch` benchmark: 50 short tasks (5 bash calls each, then a final text) with an instant
- * scripted model, at concurrency 1, 2, 4 and 8, through the batch command's own code (in-process, the
- * model injected). Reports tasks per minute, sandbox start p50/p95, host memory per running task
- * (peak host memory in use above the idle baseline, divided by the concurrency), and the harness
- * containers left afterwards (must be 0).
- *   node --import tsx bench/batch-bench.ts   (env: BENCH_TASKS=50 BENCH_CONCURRENCY=1,2,4,8)
+ * scripted model, at concurrency 1, 2, 4 and 8, each with the warm pool off (`--warm 0`) and on (its
+ * default size, the concurrency), through the batch command's own code (in-process, the model
+ * injected). Reports tasks per minute, sandbox start p50/p95, host memory per running task (peak host
+ * memory in use above the idle baseline, divided by the concurrency), and the harness containers left
+ * afterwards (must be 0). Then what warm containers cost while they wait (warm-idle.ts).
+ *   node --import tsx bench/batch-bench.ts   (env: BENCH_TASKS=50 BENCH_CONCURRENCY=1,2,4,8 BENCH_WARM=0,on)
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { freemem, tmpdir, totalmem } from "node:os";
@@ -16,9 +17,12 @@ import type { ModelClient, ModelResponse } from "../src/model/model-client.js";
 import { makeWorkspace } from "../test/support/workspace.js";
 import { workspaceContainers } from "../test/support/workspace-container.js";
 import { envInt, formatTable } from "./stats.js";
+import { measureWarmIdle } from "./warm-idle.js";
 
 const TASKS = envInt("BENCH_TASKS", 50);
 const LEVELS = (process.env["BENCH_CONCURRENCY"] ?? "1,2,4,8").split(",").map(Number);
+/** "0": the warm pool off; "on": its default size (the concurrency). */
+const WARM = (process.env["BENCH_WARM"] ?? "0,on").split(",");
 const CALLS = 5;
 
 const usage = { inputTokens: 100, outputTokens: 20, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
@@ -51,7 +55,7 @@ const instantModel: ModelClient = {
 
 const sink = () => new Writable({ write: (_c, _e, done) => done() });
 
-async function runLevel(concurrency: number): Promise<string[]> {
+async function runLevel(concurrency: number, warm: string): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), "harness-batch-bench-"));
   const workspaces = Array.from({ length: TASKS }, () => makeWorkspace("harness-batch-bench-ws-"));
   try {
@@ -75,7 +79,7 @@ async function runLevel(concurrency: number): Promise<string[]> {
     const started = performance.now();
     const code = await batchCommand(
       tasksPath,
-      { concurrency: String(concurrency), outputFormat: "json" },
+      { concurrency: String(concurrency), outputFormat: "json", ...(warm === "on" ? {} : { warm }) },
       { begin: () => new AbortController().signal, end: () => {} },
       {
         createModel: async () => instantModel,
@@ -98,6 +102,7 @@ async function runLevel(concurrency: number): Promise<string[]> {
     const perTaskMiB = (peak - baseline) / Math.min(concurrency, TASKS) / 1024 ** 2;
     return [
       String(concurrency),
+      warm === "on" ? String(concurrency) : warm,
       ((TASKS / wallMs) * 60_000).toFixed(1),
       `${summary.sandbox_start_ms.p50} / ${summary.sandbox_start_ms.p95}`,
       `${summary.task_duration_ms.p50} / ${summary.task_duration_ms.p95}`,
@@ -111,11 +116,12 @@ async function runLevel(concurrency: number): Promise<string[]> {
 }
 
 const rows: string[][] = [];
-for (const level of LEVELS) rows.push(await runLevel(level));
+for (const level of LEVELS) for (const warm of WARM) rows.push(await runLevel(level, warm));
 process.stdout.write(
   `${TASKS} tasks of ${CALLS} bash calls, instant model\n\n${formatTable(
     [
       "concurrency",
+      "warm pool",
       "tasks/min",
       "sandbox start p50/p95 ms",
       "task p50/p95 ms",
@@ -125,3 +131,4 @@ process.stdout.write(
     rows,
   )}\n`,
 );
+process.stdout.write(`\n${await measureWarmIdle(Math.max(...LEVELS))}\n`);

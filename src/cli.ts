@@ -169,6 +169,10 @@ async function main(argv: string[]): Promise<number> {
   )
     .option("--concurrency <n>", `most tasks at once (default ${describeDefaultConcurrency()})`)
     .option(
+      "--warm <n>",
+      "containers made and started ahead of the tasks that will use them (bind isolation; default: the concurrency; 0: none)",
+    )
+    .option(
       "--results <file>",
       "results JSONL, one line per task (default: TASKS.results.jsonl beside the tasks file)",
     )

@@ -8,6 +8,7 @@ import { type BatchSummary, summarize } from "./batch-summary.js";
 import { type BatchResult, needsRun, type ResultsWriter, type RetryMode } from "./results-file.js";
 import type { PlannedTask } from "./task-plan.js";
 import { runPool } from "./task-pool.js";
+import { type Discard, WarmAhead } from "./warm-ahead.js";
 
 export interface BatchRunOptions {
   /** Every task of the tasks file, in order. */
@@ -27,8 +28,22 @@ export interface BatchRunOptions {
   /** Where each result goes as it ends. */
   writer: Pick<ResultsWriter, "append">;
   progress: BatchProgress;
-  /** Runs one task to its result. Contract: resolves with a result for any failure of the task. */
-  runOne: (planned: PlannedTask, signal: AbortSignal) => Promise<BatchResult>;
+  /**
+   * Runs one task to its result. `warmed` resolves once the task's sandbox, if the warm pool made it
+   * ahead, is ready, with how to discard it should the task fail before its sandbox took it over; the
+   * task waits for it before opening its sandbox (that wait is part of its sandbox start).
+   * Contract: resolves with a result for any failure of the task.
+   */
+  runOne: (
+    planned: PlannedTask,
+    signal: AbortSignal,
+    warmed: Promise<Discard | undefined>,
+  ) => Promise<BatchResult>;
+  /**
+   * The warm pool (warm-ahead.ts): makes a task's sandbox ahead of its start, at most `size` waiting
+   * at once. Undefined or size 0: every task makes its own when it starts.
+   */
+  warm?: { size: number; warm: (planned: PlannedTask) => Promise<Discard | undefined> } | undefined;
   /** Makes a result for a task whose `runOne` rejected anyway (a bug), so it is still recorded. */
   crashResult: (planned: PlannedTask, error: unknown) => BatchResult;
   /** Times a 429/529 paused every task. */
@@ -58,6 +73,11 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchOutcome> 
     options.progress.finished(result);
   };
   const { maxBudgetUsd } = options;
+  const warm = options.warm;
+  const ahead = warm
+    ? new WarmAhead({ items: toRun, concurrency: options.concurrency, size: warm.size, warm: warm.warm })
+    : undefined;
+  ahead?.fill();
   const pool = await runPool({
     items: toRun,
     concurrency: options.concurrency,
@@ -65,10 +85,11 @@ export async function runBatch(options: BatchRunOptions): Promise<BatchOutcome> 
     mayStart: maxBudgetUsd === undefined ? undefined : () => options.spentUsd() < maxBudgetUsd,
     run: async (planned) => {
       options.progress.started(planned.task.id);
-      record(await options.runOne(planned, options.signal));
+      const warmed = ahead?.take(planned) ?? Promise.resolve(undefined);
+      record(await options.runOne(planned, options.signal, warmed));
     },
     onCrash: (planned, error) => record(options.crashResult(planned, error)),
-  });
+  }).finally(() => ahead?.close());
   const stoppedBy =
     pool.stoppedBy === "signal" || options.signal.aborted
       ? "interrupt"

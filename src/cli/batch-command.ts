@@ -5,6 +5,7 @@
  * resumes. Exit codes: BATCH_EXIT (src/batch/batch-summary.ts).
  */
 
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { ZERO_USAGE } from "../agent/usage.js";
@@ -18,6 +19,7 @@ import { runBatch } from "../batch/run-batch.js";
 import { SharedBackoff } from "../batch/shared-backoff.js";
 import { readTaskFile } from "../batch/task-file.js";
 import { type PlannedTask, planTasks } from "../batch/task-plan.js";
+import type { Discard } from "../batch/warm-ahead.js";
 import type { CliFlags } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { markWorkspaceWritable } from "../host-files/host-path.js";
@@ -25,6 +27,7 @@ import type { ModelClient } from "../model/model-client.js";
 import { buildResult } from "../output/result-summary.js";
 import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
 import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
+import { warmContainer } from "../sandbox/docker/warm/warm-container.js";
 import { transcriptPathOf } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { Interrupts } from "./interrupts.js";
@@ -35,6 +38,8 @@ import { openSandbox } from "./sandbox-from-config.js";
 /** `harness batch`'s own flags, besides the sandbox and model flags every task inherits. */
 export interface BatchFlags extends CliFlags {
   concurrency?: string;
+  /** Warm pool size (default: the concurrency). */
+  warm?: string;
   results?: string;
   transcripts?: string;
   retry?: string;
@@ -60,6 +65,7 @@ export async function batchCommand(
   const stderr = deps.stderr ?? process.stderr;
   const {
     concurrency: concurrencyFlag,
+    warm: warmFlag,
     results: resultsFlag,
     transcripts,
     retry: retryFlag,
@@ -71,6 +77,7 @@ export async function batchCommand(
   if (format !== "text" && format !== "json")
     throw new ConfigError(`--output-format must be text or json, got '${format}'`);
   const concurrency = positiveInt("--concurrency", concurrencyFlag) ?? defaultConcurrency();
+  const warmSize = warmFlag === "0" ? 0 : (positiveInt("--warm", warmFlag) ?? concurrency);
   const retry = retryMode(retryFlag);
   const budget = budgetFlag === undefined ? undefined : Number(budgetFlag);
   if (budget !== undefined && !(Number.isFinite(budget) && budget > 0))
@@ -105,6 +112,7 @@ export async function batchCommand(
   const names = new Set<string>();
   const { signal, release } = batchSignal(interrupts, progress);
   const writer = new ResultsWriter(resultsPath);
+  const poolId = randomUUID();
   try {
     const outcome = await runBatch({
       planned,
@@ -118,7 +126,8 @@ export async function batchCommand(
       progress,
       rateLimitPauses: () => backoff.pauses,
       crashResult,
-      runOne: async (task, taskSignal) => {
+      warm: { size: warmSize, warm: (task) => warmTaskSandbox(task, poolId) },
+      runOne: async (task, taskSignal, warmed) => {
         const runId = transcriptName(transcriptsDir, task.task.id, names);
         const transcriptPath = transcriptPathOf(transcriptsDir, runId);
         const model = spend.track(
@@ -133,12 +142,21 @@ export async function batchCommand(
           runId,
           transcriptPath,
           diffPath: join(transcriptsDir, `${runId}.diff`),
-          // Every task's container goes at its end: a batch leaves nothing running.
-          openSandbox: (config) =>
-            openSandbox(config, {
-              removeOnStop: true,
-              progress: (line) => progress.note(`${task.task.id}: ${line}`),
-            }),
+          // Every task's container goes at its end: a batch leaves nothing running. One the warm pool
+          // made is reused by the open (same workspace, same settings); the wait for it is part of
+          // the sandbox start.
+          openSandbox: async (config) => {
+            const discard = await warmed;
+            try {
+              return await openSandbox(config, {
+                removeOnStop: true,
+                progress: (line) => progress.note(`${task.task.id}: ${line}`),
+              });
+            } catch (error) {
+              await discard?.();
+              throw error;
+            }
+          },
           signal: taskSignal,
           progress: (line) => progress.note(`${task.task.id}: ${line}`),
         });
@@ -162,6 +180,15 @@ export async function batchCommand(
     progress.close();
     release();
   }
+}
+
+/**
+ * The warm pool's work for one task (src/sandbox/docker/warm/warm-container.ts): its container made,
+ * started and checked ahead; undefined for a sandbox that is not warmed (copy, allowlist mode).
+ */
+async function warmTaskSandbox(planned: PlannedTask, poolId: string): Promise<Discard | undefined> {
+  const warm = await warmContainer(planned.sandboxConfig, poolId);
+  return warm?.discard;
 }
 
 /** The Anthropic client with its own retries off: the batch's shared backoff retries instead. */

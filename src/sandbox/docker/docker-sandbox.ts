@@ -7,7 +7,6 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.js";
 import { type ContainerLease, takeLease } from "../../state/container-leases.js";
-import { resolveWorkspace } from "../host/workspace.js";
 import type {
   CopiedWorkspace,
   EgressMonitor,
@@ -18,31 +17,18 @@ import type {
   SandboxDescription,
 } from "../sandbox.js";
 import { type PublishRequest, SANDBOX_DEFAULTS } from "../sandbox-request.js";
-import { resolveSandboxUser } from "../sandbox-user.js";
 import { type AcquireResult, reviveContainer, waitUntilReady } from "./container/container-lifecycle.js";
 import { healthCommand } from "./container/container-scripts.js";
-import {
-  containerCreateOptions,
-  MACHINERY_USER,
-  rootMachinery,
-  type SandboxSettings,
-} from "./container/container-spec.js";
-import { ensureSandboxImage } from "./container/image.js";
-import { podmanSeccompProfilePath } from "./container/podman-seccomp.js";
+import { MACHINERY_USER, rootMachinery, type SandboxSettings } from "./container/container-spec.js";
 import { removeContainer } from "./container/remove-container.js";
-import { checkEgressNetwork, type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
+import { containerRequest, planContainer } from "./container-plan.js";
+import { checkEgressNetwork, type DockerSandboxOptions } from "./docker-sandbox-options.js";
 import { RelayStartError } from "./egress/egress-relay.js";
 import { EgressSession } from "./egress/egress-session.js";
-import { connectEngine, type DockerEngine } from "./engine/docker-client.js";
-import { engineSettings } from "./engine/engine-kind.js";
-import { isolationForEngine } from "./engine/remote-engine.js";
-import { checkRuntime } from "./engine/runtime-check.js";
 import { runSimpleExec } from "./exec/exec-helper.js";
 import { neverStarted, toExecResult } from "./exec/exec-outcome.js";
 import { ExecutorSlot } from "./executor/executor-slot.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
-import { BindIsolation } from "./isolation/bind-isolation.js";
-import { CopyIsolation } from "./isolation/copy-isolation.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation/isolation.js";
 import { type ExecOutcome, type ExecRequest, runDockerExec } from "./per-call/docker-exec.js";
 import { PortPublisher } from "./publish/port-publisher.js";
@@ -132,40 +118,8 @@ export class DockerSandbox implements Sandbox {
 
   static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
     checkEgressNetwork(options);
-    const { path: workspace, owner } = await resolveWorkspace(options.workspace);
-    // Canonical "uid:gid", never root in any spelling: this is the only user string Docker gets.
-    const user = resolveSandboxUser(workspace, owner, options.user);
-    const engine = options.docker ? undefined : await connectEngine(options.dockerEnv, options.dockerContext);
-    const docker = options.docker ?? (engine as DockerEngine).docker;
-    // A remote engine cannot mount this machine's workspace: copy isolation (remote-engine.ts).
-    const isolationKind = engine
-      ? isolationForEngine(options, engine.endpoint)
-      : (options.isolation ?? "bind");
-    if (options.runtime)
-      await checkRuntime(docker, options.runtime, options.network ?? SANDBOX_DEFAULTS.network);
-    // Before anything is built or created: an engine harness refuses (a rootless Podman that cannot
-    // apply the limits) is refused first.
-    const engineKind = await engineSettings(docker, podmanSeccompProfilePath);
-    const workdir = options.workdir ?? SANDBOX_DEFAULTS.workdir;
-    const isolation: Isolation =
-      isolationKind === "copy"
-        ? await CopyIsolation.prepare(docker, workspace, user, workdir, {
-            copyLimitBytes: options.copyLimitBytes ?? SANDBOX_DEFAULTS.copyLimitBytes,
-            copyMaxFiles: options.copyMaxFiles ?? SANDBOX_DEFAULTS.copyMaxFiles,
-            protect: options.protect,
-            onProgress: options.onProgress,
-          })
-        : await BindIsolation.prepare(docker, workspace, owner, user, options);
-    const image = options.image ?? (await ensureSandboxImage(docker, options.onProgress));
-    const imageId = await docker
-      .getImage(image)
-      .inspect()
-      .then((info) => info.Id)
-      .catch((error: unknown) => {
-        throw new SandboxError(`image '${image}' is not available locally: ${(error as Error).message}`, {
-          cause: error,
-        });
-      });
+    const plan = await planContainer(options);
+    const { workspace, user, isolation, engineKind } = plan;
     // The gateway first: its socket directory must exist before the container mounts it.
     const egress = options.egress
       ? await EgressSession.start(
@@ -179,39 +133,43 @@ export class DockerSandbox implements Sandbox {
       : undefined;
     let sandbox: DockerSandbox;
     try {
-      const settings = resolveSettings(options, {
-        image,
-        workspace,
-        user,
-        isolation: isolation.kind,
-        protectedMounts: isolation.protectedMounts,
-        egressSocketDir: egress?.socketDir,
-      });
-      const base = containerCreateOptions(settings, engineKind);
-      const createOptions = { ...base, Labels: isolation.labels(base, imageId) };
+      const { settings, createOptions } = containerRequest(plan, options, egress?.socketDir);
       const { container, acquired } = await isolation.acquire(createOptions);
       log("container %s %s for %s", container.id.slice(0, 12), acquired, workspace);
+      sandbox = new DockerSandbox(container, createOptions, settings, options, isolation, acquired, egress);
+      // The executor's exec (about 100 ms: the runtime entering the container, then python3) starts
+      // now, beside the checks below, so that it is ready by the first command. It runs nothing until
+      // a command is sent, which only happens once open has returned; a failed check ends it.
+      // Allowlist mode starts it after the relay, whose start may restart the container.
+      if (!egress) sandbox.executors.prepare(container);
       try {
-        // A running container that was reused already served commands; only new or restarted ones wait.
+        // A running container that was reused was checked when it started (an earlier run, or the
+        // batch's warm pool, warm/warm-container.ts); only new or restarted ones wait.
         if (acquired !== "reused") {
           await isolation.verifyStarted();
-          await waitUntilReady(container, user);
+          // An executor that said hello is an exec that ran in the container: the readiness check,
+          // without a second exec (which the engine would queue behind the executor's).
+          if (!(await sandbox.executors.running())) await waitUntilReady(container, user);
         }
         await isolation.begin();
       } catch (error) {
+        await sandbox.executors.close().catch(() => {});
         await removeContainer(container).catch(() => {});
         throw error;
       }
-      sandbox = new DockerSandbox(container, createOptions, settings, options, isolation, acquired, egress);
-      sandbox.lease = await takeLease(container.id, options.dockerEnv);
+      sandbox.lease = await takeLease(container.id, options.dockerEnv).catch(async (error: unknown) => {
+        await sandbox.executors.close().catch(() => {});
+        throw error;
+      });
     } catch (error) {
       await egress?.close().catch(() => {});
       throw error;
     }
-    if (egress) await sandbox.startRelay();
+    if (egress) {
+      await sandbox.startRelay();
+      sandbox.executors.prepare(sandbox.container);
+    }
     if (options.publish !== undefined && options.publish.length > 0) await sandbox.publish(options.publish);
-    // Started now, so that it is ready by the first command (a run asks the model first).
-    sandbox.executors.prepare(sandbox.container);
     return sandbox;
   }
 

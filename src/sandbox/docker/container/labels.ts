@@ -9,6 +9,8 @@ export const LABEL_WORKSPACE = "dev.harness.workspace";
 export const LABEL_VERSION = "dev.harness.version";
 export const LABEL_CONFIG_HASH = "dev.harness.config-hash";
 export const LABEL_SESSION = "dev.harness.session-id";
+/** Made ahead of its task by a batch's warm pool (warm/warm-container.ts); the value names the batch. */
+export const LABEL_WARM_POOL = "dev.harness.warm-pool";
 /** Copy mode: who created the container, so a later run can remove it once that process is gone. */
 export const LABEL_OWNER_HOST = "dev.harness.owner-host";
 export const LABEL_OWNER_BOOT_ID = "dev.harness.owner-boot-id";

@@ -22,11 +22,21 @@ export function engineKindOf(version: EngineVersionInfo): EngineKind {
   return names.some((name) => /podman/i.test(name ?? "")) ? "podman" : "docker";
 }
 
-/** Asks the engine (one GET /version) which kind it is. */
+/** Answers to GET /version that connecting already had (docker-client.ts): not asked again. */
+const knownVersions = new WeakMap<Docker, EngineVersionInfo>();
+
+/** Keeps the engine's GET /version answer for `docker`, for `detectEngineKind`. */
+export function rememberVersion(docker: Docker, version: EngineVersionInfo): void {
+  knownVersions.set(docker, version);
+}
+
+/** Asks the engine (one GET /version, unless connecting already did) which kind it is. */
 export async function detectEngineKind(docker: Docker): Promise<EngineKind> {
-  const version = await docker.version().catch((error: unknown) => {
-    throw sandboxError("asking the engine for its version failed", error);
-  });
+  const version =
+    knownVersions.get(docker) ??
+    (await docker.version().catch((error: unknown) => {
+      throw sandboxError("asking the engine for its version failed", error);
+    }));
   return engineKindOf(version as EngineVersionInfo);
 }
 

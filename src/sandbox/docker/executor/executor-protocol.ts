@@ -36,6 +36,7 @@ export const FRAME = {
   run: "R",
   kill: "K",
   census: "C",
+  bye: "B",
 } as const;
 
 /** Bytes before a frame's payload: kind, nonce, length. */

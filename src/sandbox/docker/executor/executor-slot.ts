@@ -63,6 +63,12 @@ export class ExecutorSlot {
     return { notice: `${PER_CALL_PATH_NOTICE}: ${this.perCallBecause}` };
   }
 
+  /** Whether an executor runs, once the one being started (if any) has started or failed; starts none. */
+  async running(): Promise<boolean> {
+    await this.starting?.catch(() => {});
+    return this.executor?.alive === true;
+  }
+
   /** A call ended with the executor's own report: the losses before it no longer count. */
   succeeded(): void {
     this.losses = 0;

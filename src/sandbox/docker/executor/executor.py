@@ -41,8 +41,9 @@ payload. Host to executor: `R` run (JSON request), `K` kill (JSON `{grace}`), `C
 process of the commands' uid left in the container?, answered with a `C` frame, JSON `{alone}`).
 Executor to host: `H` hello (JSON, nonce all zeros), `S` started (JSON: pid, start time), `o`/`e`
 stdout/stderr bytes, `X` end (JSON: exit code, OOM kills, background count, cwd, survivors), `F`
-could not start (JSON: why). The end of its stdin ends the executor, after killing any command
-still running.
+could not start (JSON: why), `B` bye (nonce all zeros, empty: it is about to exit). The end of its
+stdin ends the executor, after killing any command still running; its bye lets the host go on without
+waiting for the engine to close the exec's stream.
 """
 
 import collections
@@ -214,7 +215,9 @@ def unwatch(fd):
 
 def send(kind, nonce, payload):
     out.add(HDR.pack(kind, nonce, len(payload)))
-    out.add(payload)
+    # Never an empty chunk: writev would write none of it, and flush would wait on it forever.
+    if payload:
+        out.add(payload)
 
 
 def send_json(kind, nonce, obj):
@@ -331,9 +334,13 @@ def wait_for_job(ctl):
     return b[4 : 4 + struct.unpack(">I", b[:4])[0]]
 
 
-def child(o_w, e_w, job=None, ctl=None):
-    """In a forked child: become the command's shell now (job given), or as a spare once handed one."""
+def child(o_w, e_w, job=None, ctl=None, parents=()):
+    """In a forked child: become the command's shell now (job given), or as a spare once handed one.
+    parents: the executor's ends of this child's pipes and socket, closed here at once: a spare that
+    held its socket's other end would never see the executor go, and outlive it for good."""
     try:
+        for fd in parents:
+            os.close(fd)
         # python ignores these; an ignored signal stays ignored across exec, and "yes | head" must
         # end by SIGPIPE as in any shell.
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
@@ -371,7 +378,9 @@ def spawn(job=None):
             os.close(fd)
         raise
     if pid == 0:
-        child(o_w, e_w, job, c_r if job is None else None)
+        if job is None:
+            child(o_w, e_w, None, c_r, (o_r, e_r, c_w))
+        child(o_w, e_w, job, None, (o_r, e_r))
     os.close(o_w)
     os.close(e_w)
     if job is not None:
@@ -759,6 +768,7 @@ def main():
     if spare[0] is not None:
         os.close(spare[0][3])
     if not broken[0]:
+        send(b"B", ZERO, b"")
         os.set_blocking(1, True)
         try:
             out.flush()

@@ -60,6 +60,7 @@ export class Executor {
   private queue: Promise<unknown> = Promise.resolve();
   private helloWaiter: ((hello: Hello | undefined) => void) | undefined;
   private censusWaiter: ((alone: boolean | undefined) => void) | undefined;
+  private byeWaiter: (() => void) | undefined;
   private stderrText = "";
 
   private constructor(
@@ -178,7 +179,10 @@ export class Executor {
       this.stream.destroy();
       return;
     }
+    // Its bye comes once it has ended what still ran, just before it exits: the engine's closing of
+    // the stream comes tens of milliseconds later, and nothing waits on that.
     const gone = new Promise<void>((resolve) => {
+      this.byeWaiter = resolve;
       this.stream.once("close", resolve);
       this.stream.once("end", resolve);
     });
@@ -342,6 +346,10 @@ export class Executor {
       const waiter = this.helloWaiter;
       this.helloWaiter = undefined;
       waiter?.(JSON.parse(frame.payload.toString("utf8")) as Hello);
+      return;
+    }
+    if (frame.kind === FRAME.bye && frame.nonce === NO_NONCE) {
+      this.byeWaiter?.();
       return;
     }
     if (frame.kind === FRAME.census && frame.nonce === NO_NONCE) {

@@ -63,14 +63,10 @@ class Driven {
 
 const started: ChildProcessWithoutNullStreams[] = [];
 
-function startExecutor(): Driven {
-  const child = spawn(
-    "python3",
-    ["-I", "-S", "-c", EXECUTOR_LOADER, EXECUTOR_NAME, commandsUser, EXEC_TAG_VAR],
-    {
-      cwd: "/",
-    },
-  );
+function startExecutor(tagVar = EXEC_TAG_VAR): Driven {
+  const child = spawn("python3", ["-I", "-S", "-c", EXECUTOR_LOADER, EXECUTOR_NAME, commandsUser, tagVar], {
+    cwd: "/",
+  });
   started.push(child);
   const source = Buffer.from(executorSource());
   child.stdin.write(Buffer.concat([Buffer.from(String(source.length).padStart(10, "0")), source]));
@@ -171,6 +167,29 @@ describe("executor.py, driven by frames", () => {
     ex.send(FRAME.census, NO_NONCE, "");
     const census = JSON.parse((await ex.next(FRAME.census, NO_NONCE)).payload.toString());
     expect(typeof census.alone).toBe("boolean");
+  });
+
+  it("at the end of its stdin it says bye and exits, and its spare (the next call's process) with it", async () => {
+    // A tag variable of its own names this executor's processes in `ps`, whatever else runs here.
+    const tagVar = `HARNESS_EXEC_${process.pid}_${Date.now()}`;
+    const ex = startExecutor(tagVar);
+    const mine = () =>
+      execFileSync("ps", ["-eo", "pid,args", "-ww"])
+        .toString()
+        .split("\n")
+        .filter((line) => line.includes(tagVar));
+    const r = await ex.run("true", nonce(6));
+    expect(r.end.code).toBe(0);
+    // Between calls: the executor and the spare it forked for the next call.
+    await expect.poll(() => mine().length, { timeout: 5_000, interval: 20 }).toBe(2);
+    const exited = new Promise<number | null>((resolve) => ex.child.once("exit", resolve));
+    ex.child.stdin.end();
+    await ex.next(FRAME.bye, NO_NONCE);
+    expect(ex.frames.at(-1)?.kind).toBe(FRAME.bye);
+    expect(await exited).toBe(0);
+    // A long-lived container would otherwise keep one more python3 for every harness process that
+    // used it, against its memory and process limits.
+    await expect.poll(mine, { timeout: 5_000, interval: 50 }).toEqual([]);
   });
 
   it("runs commands one after another, each on a fresh process made ahead of it", async () => {

@@ -1,0 +1,102 @@
+/**
+ * What a sandbox's container will be, decided before it is created: the workspace and its owner,
+ * the user, the engine, the isolation, the image, and from those the create request. `DockerSandbox.open`
+ * and the batch's warm pool (warm/warm-container.ts) both go through here, so a container made ahead
+ * of its task has the very request (and config hash) the task's own open computes.
+ */
+import type Docker from "dockerode";
+import { SandboxError } from "../../errors.js";
+import { resolveWorkspace } from "../host/workspace.js";
+import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
+import { resolveSandboxUser } from "../sandbox-user.js";
+import { containerCreateOptions, type SandboxSettings } from "./container/container-spec.js";
+import { ensureSandboxImage } from "./container/image.js";
+import { podmanSeccompProfilePath } from "./container/podman-seccomp.js";
+import { type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
+import { connectEngine, type DockerEngine } from "./engine/docker-client.js";
+import { type EngineSettings, engineSettings } from "./engine/engine-kind.js";
+import { isolationForEngine } from "./engine/remote-engine.js";
+import { checkRuntime } from "./engine/runtime-check.js";
+import { BindIsolation } from "./isolation/bind-isolation.js";
+import { CopyIsolation } from "./isolation/copy-isolation.js";
+import type { Isolation, LabelledCreateOptions } from "./isolation/isolation.js";
+
+export interface ContainerPlan {
+  docker: Docker;
+  /** The workspace's real path. */
+  workspace: string;
+  /** Canonical "uid:gid", never root. */
+  user: string;
+  engineKind: EngineSettings;
+  isolation: Isolation;
+  image: string;
+  imageId: string;
+}
+
+/**
+ * Plans the container `options` ask for. With `only: "bind"` (the warm pool), resolves undefined
+ * instead of preparing a copy isolation, whose copy is taken when the task starts.
+ */
+export async function planContainer(options: DockerSandboxOptions): Promise<ContainerPlan>;
+export async function planContainer(
+  options: DockerSandboxOptions,
+  only: "bind",
+): Promise<ContainerPlan | undefined>;
+export async function planContainer(
+  options: DockerSandboxOptions,
+  only?: "bind",
+): Promise<ContainerPlan | undefined> {
+  const { path: workspace, owner } = await resolveWorkspace(options.workspace);
+  // Canonical "uid:gid", never root in any spelling: this is the only user string Docker gets.
+  const user = resolveSandboxUser(workspace, owner, options.user);
+  const engine = options.docker ? undefined : await connectEngine(options.dockerEnv, options.dockerContext);
+  const docker = options.docker ?? (engine as DockerEngine).docker;
+  // A remote engine cannot mount this machine's workspace: copy isolation (remote-engine.ts).
+  const isolationKind = engine ? isolationForEngine(options, engine.endpoint) : (options.isolation ?? "bind");
+  if (only !== undefined && isolationKind !== only) return undefined;
+  if (options.runtime)
+    await checkRuntime(docker, options.runtime, options.network ?? SANDBOX_DEFAULTS.network);
+  // Before anything is built or created: an engine harness refuses (a rootless Podman that cannot
+  // apply the limits) is refused first.
+  const engineKind = await engineSettings(docker, podmanSeccompProfilePath);
+  const workdir = options.workdir ?? SANDBOX_DEFAULTS.workdir;
+  const isolation: Isolation =
+    isolationKind === "copy"
+      ? await CopyIsolation.prepare(docker, workspace, user, workdir, {
+          copyLimitBytes: options.copyLimitBytes ?? SANDBOX_DEFAULTS.copyLimitBytes,
+          copyMaxFiles: options.copyMaxFiles ?? SANDBOX_DEFAULTS.copyMaxFiles,
+          protect: options.protect,
+          onProgress: options.onProgress,
+        })
+      : await BindIsolation.prepare(docker, workspace, owner, user, options);
+  const image = options.image ?? (await ensureSandboxImage(docker, options.onProgress));
+  const imageId = await docker
+    .getImage(image)
+    .inspect()
+    .then((info) => info.Id)
+    .catch((error: unknown) => {
+      throw new SandboxError(`image '${image}' is not available locally: ${(error as Error).message}`, {
+        cause: error,
+      });
+    });
+  return { docker, workspace, user, engineKind, isolation, image, imageId };
+}
+
+/** The container's settings and create request (labels included) for `plan`. */
+export function containerRequest(
+  plan: ContainerPlan,
+  options: DockerSandboxOptions,
+  egressSocketDir?: string,
+): { settings: SandboxSettings; createOptions: LabelledCreateOptions } {
+  const { isolation } = plan;
+  const settings = resolveSettings(options, {
+    image: plan.image,
+    workspace: plan.workspace,
+    user: plan.user,
+    isolation: isolation.kind,
+    protectedMounts: isolation.protectedMounts,
+    egressSocketDir,
+  });
+  const base = containerCreateOptions(settings, plan.engineKind);
+  return { settings, createOptions: { ...base, Labels: isolation.labels(base, plan.imageId) } };
+}

@@ -4,7 +4,8 @@
  * line per finished task, for CI logs.
  */
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import { formatCost, formatDuration } from "./batch-summary.js";
+import { formatDuration } from "../text/units.js";
+import { formatCost } from "./batch-summary.js";
 import type { BatchResult } from "./results-file.js";
 
 type Stream = NodeJS.WritableStream & { isTTY?: boolean };

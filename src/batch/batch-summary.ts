@@ -4,6 +4,7 @@
  * (`--output-format json`).
  */
 import { type ApiUsage, apiUsage } from "../output/result-summary.js";
+import { formatDuration } from "../text/units.js";
 import type { BatchResult } from "./results-file.js";
 
 /** Exit codes of `harness batch`, in the table of src/cli/exit-codes.ts (README "Exit codes"). */
@@ -131,15 +132,6 @@ export function percentiles(values: readonly number[]): Percentiles {
   const sorted = [...values].sort((a, b) => a - b);
   const rank = (p: number) => sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? null;
   return { p50: rank(50), p95: rank(95), max: sorted.at(-1) ?? null };
-}
-
-/** Seconds for people: "850ms", "4.2s", "3m05s". */
-export function formatDuration(ms: number | null): string {
-  if (ms === null) return "-";
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
-  const s = Math.round(ms / 1000);
-  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
 }
 
 export function formatCost(usd: number | null): string {

@@ -13,9 +13,10 @@ import { isRunActive } from "../runs/run-activity.js";
 import { findRun, listRuns } from "../runs/run-catalog.js";
 import { describeFsError, type RunFiles, scanRunsDir } from "../runs/run-files.js";
 import { formatRun } from "../runs/run-show.js";
-import { formatBytes, formatRunTable, runToJson } from "../runs/run-table.js";
+import { formatRunTable, runToJson } from "../runs/run-table.js";
 import { runsDir, sharedBlobsDirOf } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
+import { formatBytes } from "../text/units.js";
 import { EXIT } from "./exit-codes.js";
 
 /** Where the commands write and what they read; tests pass their own. */

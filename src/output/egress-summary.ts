@@ -5,6 +5,7 @@
 import type { AgentEvents } from "../agent/events.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { createStyle } from "../terminal/style.js";
+import { formatBytes } from "../text/units.js";
 import { EgressTally } from "./egress-tally.js";
 
 export interface EgressSummaryOptions {
@@ -43,13 +44,14 @@ export function egressSummaryLines(tally: EgressTally): string[] {
   const reached = tally.reached();
   const refused = tally.refused();
   const lines = [
-    `network: ${count(tally.connections, "connection")} through the gateway, ${size(tally.bytesDown)} down, ${size(tally.bytesUp)} up`,
+    `network: ${count(tally.connections, "connection")} through the gateway, ${formatBytes(tally.bytesDown)} down, ${formatBytes(tally.bytesUp)} up`,
   ];
   if (reached.length > 0) {
     const shown = reached
       .slice(0, MAX_SHOWN)
       .map(
-        (h) => `${field(h.target)} (${count(h.connections, "connection")}, ${size(h.bytesUp + h.bytesDown)})`,
+        (h) =>
+          `${field(h.target)} (${count(h.connections, "connection")}, ${formatBytes(h.bytesUp + h.bytesDown)})`,
       );
     lines.push(`network: reached ${shown.join(", ")}${more(reached.length)}`);
   }
@@ -73,17 +75,4 @@ function field(text: string): string {
 
 function count(n: number, noun: string): string {
   return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
-}
-
-/** Bytes for people: B, KiB, MiB, GiB. */
-export function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
 }

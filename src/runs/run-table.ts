@@ -6,6 +6,7 @@
 import { homedir } from "node:os";
 import { formatUsd } from "../model/pricing.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
+import { formatBytes } from "../text/units.js";
 import type { RunListing } from "./run-catalog.js";
 
 export interface TableOptions {
@@ -74,18 +75,6 @@ export function runToJson(run: RunListing): Record<string, unknown> {
     partial: run.partial,
     problem: run.problem ?? null,
   };
-}
-
-/** "512 B", "4.0 KiB", "1.2 MiB", "3.4 GiB". */
-export function formatBytes(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
 /** "just now", "5m ago", "3h ago", "12d ago". */

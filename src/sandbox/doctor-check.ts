@@ -1,3 +1,4 @@
+import { formatBytes } from "../text/units.js";
 /** One line of `harness doctor`: what was checked, how it stands, and what to do about it. */
 export type CheckStatus = "ok" | "warn" | "fail";
 
@@ -17,9 +18,7 @@ const GIB = 1024 ** 3;
 
 /** Free space of one directory: fail below 100 MiB (a run cannot write its state), warn below 2 GiB. */
 export function diskCheck(name: string, path: string, freeBytes: number): DoctorCheck {
-  const free =
-    freeBytes >= GIB ? `${(freeBytes / GIB).toFixed(1)} GiB` : `${Math.floor(freeBytes / MIB)} MiB`;
-  const detail = `${free} free at ${path}`;
+  const detail = `${formatBytes(freeBytes)} free at ${path}`;
   if (freeBytes < 100 * MIB)
     return { name, status: "fail", detail, fix: `free space on the disk that holds ${path}` };
   if (freeBytes < 2 * GIB)

@@ -8,6 +8,7 @@ import type { AgentEvents } from "../agent/events.js";
 import type { TokenUsage } from "../model/model-client.js";
 import { formatUsd } from "../model/pricing.js";
 import type { ExecResult } from "../sandbox/sandbox.js";
+import { formatBytes, formatDuration } from "../text/units.js";
 import type { ToolCall, ToolResult } from "../tools/tool.js";
 import { LiveOutput } from "./live-output.js";
 import { sanitizeForTerminal } from "./sanitize.js";
@@ -105,11 +106,12 @@ function outputLines(text: string): string[] {
 }
 
 function statusLine(result: ToolResult, exec: ExecResult, style: Style): string {
-  const parts = [`exit ${exec.exitCode ?? "none"}`, seconds(exec.durationMs)];
+  const parts = [`exit ${exec.exitCode ?? "none"}`, formatDuration(exec.durationMs)];
   if (exec.timedOut) parts.push("timed out");
   if (exec.isCanceled) parts.push("cancelled");
   if (exec.oomKilled) parts.push("killed: out of memory");
-  if (exec.isTruncated) parts.push(`output truncated (${kib(exec.stdoutBytes + exec.stderrBytes)} total)`);
+  if (exec.isTruncated)
+    parts.push(`output truncated (${formatBytes(exec.stdoutBytes + exec.stderrBytes)} total)`);
   for (const notice of exec.notices) parts.push(sanitizeForTerminal(notice));
   const text = parts.join(" · ");
   return result.isError ? style.error(`✗ ${text}`) : style.ok(`✓ ${text}`);
@@ -135,12 +137,4 @@ function firstLine(text: string): string {
 
 function clip(text: string): string {
   return text.length <= MAX_LINE_CHARS ? text : `${text.slice(0, MAX_LINE_CHARS)}…`;
-}
-
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)}s`;
-}
-
-function kib(bytes: number): string {
-  return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(0)} KiB`;
 }

@@ -9,6 +9,7 @@
  * the whole output went (saved for `read_output`) or how to get at it.
  */
 import type { BackgroundProcess, EgressDenial, ExecResult } from "../sandbox/sandbox.js";
+import { formatByteCount } from "../text/units.js";
 import { visibleControls } from "../text/visible-controls.js";
 import type { SavedOutput } from "./output-store.js";
 
@@ -115,14 +116,10 @@ function oneLine(text: string, max: number): string {
 function savedWhere(saved: readonly SavedOutput[]): string {
   const streams = saved.map((o) =>
     o.savedBytes < o.totalBytes
-      ? `${o.stream}: first ${bytes(o.savedBytes)} of ${bytes(o.totalBytes)}`
-      : `${o.stream}: ${bytes(o.totalBytes)}`,
+      ? `${o.stream}: first ${formatByteCount(o.savedBytes)} of ${formatByteCount(o.totalBytes)}`
+      : `${o.stream}: ${formatByteCount(o.totalBytes)}`,
   );
   return `The full output was saved as ${saved[0]?.id ?? ""} (${streams.join("; ")}): read it with the read_output tool by line range or grep.`;
-}
-
-function bytes(n: number): string {
-  return `${n.toLocaleString("en-US")} bytes`;
 }
 
 function trimFinalNewline(text: string): string {

@@ -10,6 +10,7 @@ import { Readable } from "node:stream";
 import { pack } from "tar-stream";
 import { ConfigError, SandboxError } from "../../errors.js";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import { formatBytes } from "../../text/units.js";
 import { withBeneath } from "../host/paths/beneath.js";
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { type IgnoreMatcher, loadIgnoreMatcher } from "./ignore-rules.js";
@@ -25,18 +26,6 @@ export interface WorkspaceCopyPlan {
   limitBytes: number;
   /** Most files, directories and symlinks copied in, and read back (`--copy-max-files`). */
   maxEntries: number;
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }
 
 /** Scans the workspace and checks the limits before any container exists. */

@@ -133,7 +133,7 @@ describe("harness doctor decisions", () => {
     expect(diskCheck("state dir disk", "/s", 1024 ** 3).status).toBe("warn");
     expect(diskCheck("state dir disk", "/s", 10 * 1024 ** 3)).toMatchObject({
       status: "ok",
-      detail: "10.0 GiB free at /s",
+      detail: "10 GiB free at /s",
     });
   });
 

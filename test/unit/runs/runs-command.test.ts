@@ -65,7 +65,7 @@ describe("harness runs", () => {
     expect(lines[2]).toMatch(new RegExp(`^${ids[1]} +2d ago +step_limit +2 `));
     expect(lines[3]).toMatch(new RegExp(`^${ids[0]} +3d ago +submitted +1 `));
     expect(lines[4]).toBe(
-      `3 runs, ${lines[4]?.split(" ")[2]} KiB in ${state.runs} (kept under 500.0 MiB, 30 days)`,
+      `3 runs, ${lines[4]?.split(" ")[2]} KiB in ${state.runs} (kept under 500 MiB, 30 days)`,
     );
   });
 
@@ -165,7 +165,7 @@ describe("harness runs prune", () => {
     const term = io(env);
     expect(await runsPruneCommand({}, term)).toBe(0);
     expect(term.out()).toContain(`removed run ${ids[0]} (age,`);
-    expect(term.out()).toMatch(/KiB → [\d.]+ KiB in .* \(kept under 500\.0 MiB, 1 days\)\n$/);
+    expect(term.out()).toMatch(/KiB → [\d.]+ KiB in .* \(kept under 500 MiB, 1 days\)\n$/);
     expect(existsSync(join(state.runs, `${ids[2]}.jsonl`))).toBe(true);
     expect(readdirSync(state.runs)).toHaveLength(1);
   });

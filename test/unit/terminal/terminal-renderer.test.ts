@@ -77,7 +77,7 @@ describe("createTerminalRenderer", () => {
       { toolUseId: "t", content: "", isError: true, exec },
     );
     expect(printed()).toBe(
-      "✗ exit none · 120.0s · timed out · killed: out of memory · output truncated (1953 KiB total) · sandbox restarted\n",
+      "✗ exit none · 2m00s · timed out · killed: out of memory · output truncated (1.9 MiB total) · sandbox restarted\n",
     );
   });
 

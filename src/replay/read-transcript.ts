@@ -14,6 +14,7 @@ import type {
   TranscriptRecord,
   UncheckedRecord,
 } from "../transcript/transcript-records.js";
+import { transcriptRows } from "../transcript/transcript-rows.js";
 
 /** What a command printed and returned when it was recorded. */
 export type RecordedOutput = Pick<ToolResultRanRecord, "exitCode" | "stdout" | "stderr" | "timedOut">;
@@ -64,9 +65,6 @@ export interface ParsedTranscript {
 /** A transcript that cannot be read or is not one; the CLI exits with the usage code (2). */
 export class TranscriptError extends ConfigError {}
 
-/** A record read from the file whose "type" is known to be a string; its other fields are unchecked. */
-type Row = UncheckedRecord<TranscriptRecord> & { type: string };
-
 /** Reads and parses the transcript at `path`. Rejects with `TranscriptError`. */
 export async function readTranscript(path: string): Promise<ParsedTranscript> {
   return readTranscriptFile(path, parseTranscript, (message) => new TranscriptError(message));
@@ -79,11 +77,7 @@ export function parseTranscript(text: string): ParsedTranscript {
   let task: string | undefined;
   let commandTimeoutMs: number | undefined;
   let egress: RunStartEgress | undefined;
-  const lines = text.split("\n");
-  lines.forEach((raw, index) => {
-    const line = index + 1;
-    if (raw.trim() === "") return;
-    const row = parseRow(raw, line);
+  for (const { row, line } of transcriptRows(text, (message) => new TranscriptError(message))) {
     if (task === undefined) {
       if (row.type !== "run_start")
         fail(line, `expected a run_start record first (is this a harness transcript?)`);
@@ -105,7 +99,7 @@ export function parseTranscript(text: string): ParsedTranscript {
       open.delete(id);
       calls.push(withResult(call, row, line));
     }
-  });
+  }
   if (task === undefined) throw new TranscriptError("the file has no records");
   // A call with no result: the recording stopped (crash, kill) while it ran.
   for (const call of open.values())
@@ -140,20 +134,6 @@ function egressOf(value: unknown, line: number): RunStartEgress {
     ...(secrets.length > 0 ? { secrets: secrets as string[] } : {}),
     ...(rules.length > 0 ? { requestRules: rules as string[] } : {}),
   };
-}
-
-function parseRow(raw: string, line: number): Row {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (error) {
-    fail(line, `not valid JSON (${(error as Error).message})`);
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    fail(line, "a record must be a JSON object");
-  const row = value as UncheckedRecord<TranscriptRecord>;
-  if (typeof row.type !== "string") fail(line, 'a record needs a string "type"');
-  return row as Row;
 }
 
 function toolCall(row: UncheckedRecord<ToolCallRecord>, line: number, n: number): CallBase {

@@ -19,6 +19,7 @@ import type {
   TranscriptRecord,
   UncheckedRecord,
 } from "../transcript/transcript-records.js";
+import { tryTranscriptRow } from "../transcript/transcript-rows.js";
 
 export interface ShowOptions {
   /** Env for HARNESS_PRICE_* (cost). Default process.env. */
@@ -72,11 +73,8 @@ class ShowState {
   }
 
   line(raw: string, lineNumber: number): string[] {
-    let row: Row;
-    try {
-      row = JSON.parse(raw) as Row;
-      if (typeof row !== "object" || row === null || typeof row.type !== "string") throw new Error("no type");
-    } catch {
+    const row: Row | undefined = tryTranscriptRow(raw);
+    if (row === undefined) {
       this.badLines += 1;
       if (this.badLines > MAX_BAD_LINES) return [];
       return [`line ${lineNumber}: not a transcript record (skipped)`];

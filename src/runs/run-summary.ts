@@ -15,6 +15,7 @@ import type {
   UncheckedRecord,
   UsageRecord,
 } from "../transcript/transcript-records.js";
+import { tryTranscriptRow } from "../transcript/transcript-rows.js";
 import { describeFsError } from "./run-files.js";
 
 /** How far a transcript could be read. */
@@ -112,7 +113,7 @@ function summarize(head: Buffer, tail: Buffer | undefined, partial: boolean): Tr
   const last = tail ?? head;
   const summary: TranscriptSummary = { ...blank("ok"), partial, cutMidRecord: last.at(-1) !== NEWLINE };
   const first = runStartLine(head);
-  const start = first === undefined ? undefined : parseObject(first);
+  const start = first === undefined ? undefined : tryTranscriptRow(first);
   if (start === undefined || start["type"] !== "run_start") {
     const why =
       first === undefined ? "its first record is cut off" : "its first line is not a run_start record";
@@ -131,7 +132,7 @@ function summarize(head: Buffer, tail: Buffer | undefined, partial: boolean): Tr
     if (startsWith(buffer, at, RUN_START)) lastStartIndex = index;
     if (!startsWith(buffer, at, RUN_END)) return;
     const line = completeLine(buffer, at);
-    const end = line === undefined ? undefined : parseObject(line);
+    const end = line === undefined ? undefined : tryTranscriptRow(line);
     if (end === undefined) return;
     lastEndIndex = index;
     readRunEnd(summary, end as UncheckedRecord<RunEndRecord>);
@@ -148,7 +149,8 @@ function summarize(head: Buffer, tail: Buffer | undefined, partial: boolean): Tr
       calls += 1;
       if (total === undefined) {
         const line = completeLine(record.buffer, record.at);
-        total = (line === undefined ? undefined : (parseObject(line) as UncheckedRecord<UsageRecord>))?.total;
+        total = (line === undefined ? undefined : (tryTranscriptRow(line) as UncheckedRecord<UsageRecord>))
+          ?.total;
       }
     }
     summary.turns += calls;
@@ -203,7 +205,8 @@ function modelOf(buffer: Buffer, at: number): string | undefined {
   const quick = ASSISTANT_MODEL.exec(peek)?.[1];
   if (quick !== undefined) return quick;
   const line = completeLine(buffer, at);
-  const record = line === undefined ? undefined : (parseObject(line) as UncheckedRecord<AssistantRecord>);
+  const record =
+    line === undefined ? undefined : (tryTranscriptRow(line) as UncheckedRecord<AssistantRecord>);
   return typeof record?.model === "string" ? record.model : undefined;
 }
 
@@ -259,17 +262,6 @@ function completeLine(buffer: Buffer, at: number): string | undefined {
 function startsWith(buffer: Buffer, at: number, prefix: Buffer): boolean {
   if (at + prefix.length > buffer.length) return false;
   return buffer.compare(prefix, 0, prefix.length, at, at + prefix.length) === 0;
-}
-
-function parseObject(line: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(line);
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -32,6 +32,7 @@ import type {
   UncheckedRecord,
   UserRecord,
 } from "./transcript-records.js";
+import { type TranscriptRow, transcriptRows } from "./transcript-rows.js";
 
 /** The answer given to a recorded tool call whose result was never recorded. */
 export const INCOMPLETE_CALL_TEXT =
@@ -69,19 +70,13 @@ export async function readConversation(path: string, cut?: ConversationCut): Pro
 /** Parses JSONL transcript text. Throws `ConfigError` naming the first line that does not fit. */
 export function parseConversation(text: string, cut?: ConversationCut): RecordedConversation {
   const builder = new ConversationBuilder();
-  const lines = text.split("\n");
   let results = 0;
-  let stopped = cut?.steps === 0;
-  lines.forEach((raw, index) => {
-    const line = index + 1;
-    if (raw.trim() === "" || stopped) return;
-    // Every record ends with a newline: a last line without one was cut while it was written.
-    const ended =
-      index === lines.length - 1 ? " (the transcript ends mid-record: its writer was stopped)" : "";
-    const row = parseRow(raw, line, ended);
-    builder.add(row, line);
-    if (row.type === "tool_result" && cut !== undefined && ++results >= cut.steps) stopped = true;
-  });
+  // Lines after the cut are not read at all: a fork stands on the steps it keeps.
+  if (cut?.steps !== 0)
+    for (const { row, line } of transcriptRows(text)) {
+      builder.add(row, line);
+      if (row.type === "tool_result" && cut !== undefined && ++results >= cut.steps) break;
+    }
   if (cut !== undefined && results < cut.steps)
     throw new ConfigError(
       `the transcript has ${results} tool call(s) with a result, fewer than ${cut.steps}`,
@@ -89,7 +84,7 @@ export function parseConversation(text: string, cut?: ConversationCut): Recorded
   return builder.finish(cut?.notRunText);
 }
 
-type Row = UncheckedRecord<TranscriptRecord> & { type: string };
+type Row = TranscriptRow;
 
 class ConversationBuilder {
   private readonly messages: MessageParam[] = [];
@@ -199,20 +194,6 @@ function isBlock(value: unknown): boolean {
   return (
     typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string"
   );
-}
-
-function parseRow(raw: string, line: number, ended: string): Row {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (error) {
-    fail(line, `not valid JSON (${(error as Error).message})${ended}`);
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value))
-    fail(line, "a record must be a JSON object");
-  const row = value as UncheckedRecord<TranscriptRecord>;
-  if (typeof row.type !== "string") fail(line, 'a record needs a string "type"');
-  return row as Row;
 }
 
 function fail(line: number, message: string): never {

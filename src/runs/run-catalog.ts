@@ -10,7 +10,7 @@ import { costUsd, resolvePricing } from "../model/pricing.js";
 import { startOfRunId } from "../state/run-layout.js";
 import { type ActivityOptions, isRecentlyWritten, isRunActive } from "./run-activity.js";
 import { type RunFiles, scanRunsDir } from "./run-files.js";
-import { summarizeTranscript } from "./run-summary.js";
+import { summarizeTranscript, type TranscriptSummary } from "./run-summary.js";
 import { SummaryIndex } from "./summary-index.js";
 
 /**
@@ -28,18 +28,15 @@ export type RunStatus =
   | "empty"
   | "orphaned";
 
-/** One past run. */
-export interface RunListing {
-  /** The run id (the transcript's name without `.jsonl`). */
-  id: string;
+/**
+ * One past run: its files (`RunFiles`, sizes included) and what its transcript says
+ * (`TranscriptSummary`), with the status, liveness and cost worked out from both.
+ */
+export interface RunListing
+  extends Omit<RunFiles, "transcriptModifiedMs">,
+    Pick<TranscriptSummary, "workspace" | "task" | "model" | "turns" | "usage" | "partial" | "problem"> {
   /** When it started, ms since the epoch (the run_start record's time, else the id's, else the mtime). */
   startedMs: number;
-  /** When any of its files last changed, ms since the epoch. */
-  modifiedMs: number;
-  /** The host workspace, when the transcript records it. */
-  workspace?: string;
-  /** The task (an interactive session's first prompt). */
-  task?: string;
   /** How it ended. */
   status: RunStatus;
   /**
@@ -47,30 +44,8 @@ export interface RunListing {
    * minute.
    */
   active: boolean;
-  /** Model calls. */
-  turns: number;
-  /** Tokens. */
-  usage: TokenUsage;
-  /** The model, when a response was read. */
-  model?: string;
   /** Estimated cost in USD; null when the model's price is unknown or no model answered. */
   costUsd: number | null;
-  /** The transcript, when there is one. */
-  transcriptPath?: string;
-  /** The saved-outputs directory, when there is one. */
-  outputsPath?: string;
-  /** Bytes of the transcript. */
-  transcriptBytes: number;
-  /** Bytes of the saved outputs. */
-  outputsBytes: number;
-  /** The checkpoints directory, when there is one. */
-  checkpointsPath?: string;
-  /** Bytes of its checkpoints (shared blobs divided among the runs holding them). */
-  checkpointsBytes: number;
-  /** True when only the ends of a big transcript were read: turns and cost may miss earlier prompts. */
-  partial: boolean;
-  /** What is wrong with the transcript, when something is. */
-  problem?: string;
 }
 
 export interface CatalogOptions {

@@ -28,7 +28,6 @@ import type {
   AssistantRecord,
   RunStartRecord,
   ToolResultRecord,
-  TranscriptRecord,
   UncheckedRecord,
   UserRecord,
 } from "./transcript-records.js";

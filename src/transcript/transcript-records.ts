@@ -7,6 +7,15 @@ import type { AgentLimits } from "../agent/agent-types.js";
 import type { ExitStatus } from "../agent/exit-status.js";
 import type { ErrorFacts } from "../errors.js";
 import type { ContentBlock, StopReason, TokenUsage } from "../model/model-client.js";
+import type { EgressRecord, ExecResult, PublishRecord } from "../sandbox/sandbox.js";
+
+/**
+ * A sandbox's record as a line of JSON: its fields as they are (documented where they are defined),
+ * absent rather than `undefined`, and its `time` (when it began) kept as `openedAt`.
+ */
+type AsWritten<R extends { time: string }> = {
+  [K in keyof Omit<R, "time">]: Exclude<Omit<R, "time">[K], undefined>;
+};
 
 /** Fields every record has. */
 interface RecordBase<Type extends string> {
@@ -103,32 +112,31 @@ export interface ToolResultNotRunRecord extends ToolResultBase {
   command?: string;
 }
 
-/** The result of a call that ran a command: what the command got. Only these have `exitCode`. */
-export interface ToolResultRanRecord extends ToolResultBase {
-  /** The command line. */
-  command: string;
-  /** Standard output (capped, scrubbed of secrets). */
-  stdout: string;
-  /** Standard error (capped, scrubbed of secrets). */
-  stderr: string;
+/**
+ * The result of a call that ran a command: what the command got (`ExecResult`'s fields, stdout and
+ * stderr as capped and scrubbed of secrets). Only these have `exitCode`. The file's names differ
+ * from `ExecResult`'s where they were fixed before it (`canceled`, `truncated`, `null`).
+ */
+export interface ToolResultRanRecord
+  extends ToolResultBase,
+    Pick<
+      ExecResult,
+      | "command"
+      | "stdout"
+      | "stderr"
+      | "durationMs"
+      | "timedOut"
+      | "oomKilled"
+      | "stdoutBytes"
+      | "stderrBytes"
+      | "notices"
+    > {
   /** The exit code; `null` when it never returned one (killed on timeout). */
   exitCode: number | null;
-  /** Wall-clock time of the command, in ms. */
-  durationMs: number;
-  /** True when the command was killed on its timeout. */
-  timedOut: boolean;
   /** True when the user cancelled it (Ctrl-C). */
   canceled: boolean;
-  /** True when the kernel's OOM killer ended it. */
-  oomKilled: boolean;
   /** True when stdout or stderr was cut. */
   truncated: boolean;
-  /** Bytes the command wrote to stdout, cut or not. */
-  stdoutBytes: number;
-  /** Bytes the command wrote to stderr, cut or not. */
-  stderrBytes: number;
-  /** What the sandbox noticed about the command (a changed working directory, …). */
-  notices: string[];
 }
 
 export type ToolResultRecord = ToolResultNotRunRecord | ToolResultRanRecord;
@@ -151,35 +159,9 @@ export interface NoticeRecord extends RecordBase<"notice"> {
  * Allowlist mode: one connection through the gateway (or one plain-HTTP request), written when it
  * ended; a refusal at once. The sandbox's `EgressRecord`, with its opening time as `openedAt`.
  */
-export interface EgressTranscriptRecord extends RecordBase<"egress"> {
+export interface EgressTranscriptRecord extends RecordBase<"egress">, AsWritten<EgressRecord> {
   /** When the connection was opened, ISO-8601 (`time` is when it ended and was written). */
   openedAt: string;
-  /** The `tool_use` id of the command running when it was opened; absent between commands. */
-  callId?: string;
-  /** The host as the sandbox asked for it. */
-  host: string;
-  /** The port asked for. */
-  port: number;
-  /** "CONNECT" for an HTTPS tunnel, else the HTTP method of a forwarded plain-HTTP request. */
-  method: string;
-  /** Whether the gateway let it through. */
-  allowed: boolean;
-  /** Why it was refused, or why an allowed one ended early. */
-  reason?: string;
-  /** The address connected to (allowed connections only). */
-  address?: string;
-  /** HTTP status sent to the sandbox: 403 for a refusal, the origin's for plain HTTP. */
-  status?: number;
-  /** A name under a wildcard entry looked up on the host for the first time in the run (each once). */
-  lookedUp?: string;
-  /** `--secret` names whose value the gateway put into the request (never the value), or the one refused. */
-  secrets?: string[];
-  /** Bytes from the sandbox to the origin. */
-  bytesUp: number;
-  /** Bytes from the origin to the sandbox. */
-  bytesDown: number;
-  /** From open to close, in ms. */
-  durationMs: number;
 }
 
 /**
@@ -209,23 +191,9 @@ export interface CheckpointRecord extends RecordBase<"checkpoint"> {
  * `--publish`: one connection from the host's loopback to a server in the sandbox, written when it
  * ended. The sandbox's `PublishRecord`, with its opening time as `openedAt`.
  */
-export interface PublishTranscriptRecord extends RecordBase<"publish"> {
+export interface PublishTranscriptRecord extends RecordBase<"publish">, AsWritten<PublishRecord> {
   /** When the connection was accepted, ISO-8601 (`time` is when it ended and was written). */
   openedAt: string;
-  /** The port inside the sandbox. */
-  port: number;
-  /** The port on the host's 127.0.0.1. */
-  hostPort: number;
-  /** The host-side client, "address:port". */
-  client: string;
-  /** Bytes from the host's client to the sandbox's server. */
-  bytesUp: number;
-  /** Bytes from the sandbox's server to the host's client. */
-  bytesDown: number;
-  /** From accept to close, in ms. */
-  durationMs: number;
-  /** Why it could not be forwarded (nothing listening in the sandbox, too many connections, …). */
-  error?: string;
 }
 
 /** A run ended. */

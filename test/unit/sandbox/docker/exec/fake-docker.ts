@@ -28,6 +28,8 @@ export class FakeRun {
   readonly stream = new PassThrough();
   /** What ExecInspect answers. */
   state: ExecState = { Running: true, ExitCode: null };
+  /** How many times ExecInspect was asked (the completion watch polls it). */
+  inspections = 0;
 
   constructor(readonly options: Docker.ExecCreateOptions) {}
 
@@ -136,7 +138,10 @@ export class FakeContainer {
         this.resolveStarted(run);
         return run.stream;
       },
-      inspect: async () => ({ ID: id, ...run.state }),
+      inspect: async () => {
+        run.inspections += 1;
+        return { ID: id, ...run.state };
+      },
     };
   }
 

@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type ExecRequest, runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
-import { execRequest, FakeContainer } from "../exec/fake-docker.js";
+import { execRequest, FakeContainer, type FakeRun } from "../exec/fake-docker.js";
 
 function request(overrides: Partial<ExecRequest> = {}): ExecRequest {
   return execRequest({ command: "yes", killGraceSeconds: 1, ...overrides });
@@ -18,8 +17,8 @@ function gate(): { promise: Promise<void>; open: () => void; fail: (error: Error
   return { promise, open, fail };
 }
 
-/** Lets the fake's stream deliver whatever it would deliver if it were not paused. */
-const settleStreams = () => sleep(30);
+/** Waits (by outcome, not by time) until the consumer has made the exec's stream stop flowing. */
+const pausedBy = (run: FakeRun) => vi.waitFor(() => expect(run.stream.isPaused()).toBe(true));
 
 describe("runDockerExec with a consumer that asks to wait (backpressure)", () => {
   it("reads nothing more while onOutput's promise is pending, and the rest once it settles", async () => {
@@ -40,10 +39,8 @@ describe("runDockerExec with a consumer that asks to wait (backpressure)", () =>
         },
       }),
     );
-    const run = await fake.started;
-    await settleStreams();
+    await pausedBy(await fake.started);
     expect(seen).toEqual(["first\n"]);
-    expect(run.stream.isPaused()).toBe(true);
     wait.open();
     const done = await outcome;
     expect(seen).toEqual(["first\n", "second\n", "third\n"]);
@@ -70,9 +67,10 @@ describe("runDockerExec with a consumer that asks to wait (backpressure)", () =>
         },
       }),
     );
-    await fake.started;
-    // Past the first poll (1 s) and its grace: "not running" must not end the call while paused.
-    await sleep(1500);
+    const run = await fake.started;
+    // Past two polls that said "not running": that must not end the call while the consumer is paused.
+    await vi.waitFor(() => expect(run.inspections).toBeGreaterThanOrEqual(2), { timeout: 10_000 });
+    expect(seen).toEqual(["built\n"]);
     wait.open();
     const done = await outcome;
     expect(done.exitCode).toBe(3);
@@ -152,9 +150,7 @@ describe("runDockerExec with a consumer that asks to wait (backpressure)", () =>
         },
       }),
     );
-    const run = await fake.started;
-    await settleStreams();
-    expect(run.stream.isPaused()).toBe(true);
+    await pausedBy(await fake.started);
     controller.abort();
     const done = await outcome;
     expect(done).toMatchObject({ canceled: true, timedOut: false, killFailed: false });

@@ -23,7 +23,7 @@ export interface BackoffRetryOptions {
 const SHARED_STATUSES: ReadonlySet<number> = new Set([429, 529]);
 
 /** True for the failures the SDK would retry: 408, 409, 429, 5xx, and no answer at all. */
-export function isRetryable(error: unknown): error is ModelError {
+function isRetryable(error: unknown): error is ModelError {
   if (!(error instanceof ModelError)) return false;
   const { status } = error;
   return status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;

@@ -13,7 +13,7 @@ export interface MachineSize {
   memoryBytes: number;
 }
 
-export function machineSize(): MachineSize {
+function machineSize(): MachineSize {
   return { cores: availableParallelism(), memoryBytes: totalmem() };
 }
 

@@ -109,7 +109,7 @@ function checkRecord(record: StepRecord, line: number): void {
 }
 
 /** `a/b`: relative, no empty, ".", ".." or NUL component (a backslash is an ordinary character here). */
-export function isSafeRelativePath(path: string): boolean {
+function isSafeRelativePath(path: string): boolean {
   return path
     .split("/")
     .every((part) => part !== "" && part !== "." && part !== ".." && !part.includes("\0"));

@@ -39,7 +39,7 @@ export function createEgressSummary(options: EgressSummaryOptions): AgentEvents 
 }
 
 /** The summary's lines, uncoloured; refusals start with "network: refused". */
-export function egressSummaryLines(tally: EgressTally): string[] {
+function egressSummaryLines(tally: EgressTally): string[] {
   if (tally.empty) return ["network: allowlist mode; nothing went through the gateway"];
   const reached = tally.reached();
   const refused = tally.refused();

@@ -39,7 +39,7 @@ export interface HostDenial {
 }
 
 /** Hosts listed at most in the result: a sandbox trying thousands must not blow up one JSON line. */
-export const MAX_LISTED = 100;
+const MAX_LISTED = 100;
 
 export class EgressTally {
   #connections = 0;

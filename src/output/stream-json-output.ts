@@ -156,7 +156,7 @@ function initEgress(monitor: EgressMonitor): InitEgress {
 }
 
 /** One gateway connection as a `system`/`egress` line: every field, `null` where the record has none. */
-export function egressMessage(record: EgressRecord) {
+function egressMessage(record: EgressRecord) {
   return {
     type: "system",
     subtype: "egress",

@@ -137,7 +137,7 @@ function lstatOrUndefined(path: string): Stats | undefined {
 }
 
 /** ENOENT/ENOTDIR: the file is not (or no longer) there. */
-export function isGone(error: unknown): boolean {
+function isGone(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   return code === "ENOENT" || code === "ENOTDIR";
 }

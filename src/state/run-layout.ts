@@ -69,11 +69,6 @@ export function transcriptPathOf(dir: string, id: string): string {
   return join(dir, `${id}${TRANSCRIPT_SUFFIX}`);
 }
 
-/** The saved-outputs directory of run `id` in `dir`. */
-export function outputsPathOf(dir: string, id: string): string {
-  return join(dir, `${id}${OUTPUTS_SUFFIX}`);
-}
-
 /**
  * The run id of `path` when it is a transcript directly inside `dir` (a run harness manages), else
  * undefined: a `--transcript` file elsewhere is never pruned.

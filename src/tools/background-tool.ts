@@ -33,7 +33,7 @@ export function createBackgroundTool(sandbox: Sandbox, options: { timeoutMs: num
 }
 
 /** One line per job: its age in seconds, then its command line. */
-export function backgroundList(jobs: readonly BackgroundProcess[]): string {
+function backgroundList(jobs: readonly BackgroundProcess[]): string {
   if (jobs.length === 0) return "Nothing is running in the background.";
   return jobs.map((job) => `${job.ageSeconds} s\t${visibleControls(job.command)}`).join("\n");
 }

@@ -223,8 +223,6 @@ export type TranscriptRecord =
   | PublishTranscriptRecord
   | RunEndRecord;
 
-export type TranscriptRecordType = TranscriptRecord["type"];
-
 /** A record as the writer hands it over: everything but the time, which the writer stamps. */
 export type TranscriptEntry = WithoutTime<TranscriptRecord>;
 

@@ -34,7 +34,7 @@ export function* transcriptRows(
 }
 
 /** One line as a record; throws `ConfigError` ("line N: …") when it is not one. */
-export function parseTranscriptRow(raw: string, line: number, cut = ""): TranscriptRow {
+function parseTranscriptRow(raw: string, line: number, cut = ""): TranscriptRow {
   let value: unknown;
   try {
     value = JSON.parse(raw);

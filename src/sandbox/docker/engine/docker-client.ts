@@ -5,11 +5,6 @@ import { SandboxError } from "../../../errors.js";
 import { type DockerEndpoint, resolveDockerEndpoint } from "./docker-endpoint.js";
 import { type EngineVersionInfo, rememberVersion } from "./engine-kind.js";
 
-/** Where harness will connect: the resolved endpoint's URL (docker-endpoint.ts). */
-export function dockerEndpoint(env: NodeJS.ProcessEnv = process.env, context?: string): string {
-  return resolveDockerEndpoint(env, context).host;
-}
-
 /** A connected engine client and where it points. */
 export interface DockerEngine {
   docker: Docker;

@@ -20,7 +20,7 @@ export interface AllowEntry {
 }
 
 /** Ports an entry without one allows: HTTPS and plain HTTP. */
-export const DEFAULT_PORTS: readonly number[] = Object.freeze([443, 80]);
+const DEFAULT_PORTS: readonly number[] = Object.freeze([443, 80]);
 
 export type AllowDecision = { allowed: true; entry: AllowEntry } | { allowed: false; reason: string };
 

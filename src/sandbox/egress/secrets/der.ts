@@ -4,7 +4,7 @@
  */
 
 /** One TLV: the tag byte, then the definite length, then the content. */
-export function tlv(tag: number, content: Buffer): Buffer {
+function tlv(tag: number, content: Buffer): Buffer {
   return Buffer.concat([Buffer.from([tag]), lengthBytes(content.length), content]);
 }
 

@@ -77,7 +77,7 @@ export function parseSecretSpec(
 }
 
 /** Shortest value taken: responses are searched for it, and a short one would match ordinary text. */
-export const MIN_VALUE_LENGTH = 8;
+const MIN_VALUE_LENGTH = 8;
 
 /** Throws ConfigError for a value the gateway cannot carry safely (never quoting the value). */
 export function checkSecretValue(name: string, value: string): void {

@@ -29,7 +29,7 @@ export interface AsideManifest {
 }
 
 /** `$XDG_STATE_HOME/harness/git-aside`. */
-export function gitAsideRoot(env: NodeJS.ProcessEnv = process.env): string {
+function gitAsideRoot(env: NodeJS.ProcessEnv = process.env): string {
   return join(harnessStateDir(env), "git-aside");
 }
 

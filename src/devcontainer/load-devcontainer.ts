@@ -208,7 +208,7 @@ function readEnv(
     if (value.includes("${")) {
       ignore(
         `${field}.${key}`,
-        "${...} variables are not substituted (localEnv would copy the host's environment into the sandbox)",
+        "variable references are not substituted (a localEnv one would copy the host's environment into the sandbox)",
       );
       continue;
     }

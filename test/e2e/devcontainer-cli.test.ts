@@ -1,0 +1,110 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Docker from "dockerode";
+import { describe, expect, it } from "vitest";
+import { skipDocker } from "../support/docker-available.js";
+import { runCli } from "../support/run-cli.js";
+import { makeWorkspace } from "../support/workspace.js";
+import { removesContainerOf, workspaceContainers } from "../support/workspace-container.js";
+
+/**
+ * `--devcontainer` through the built CLI: a devcontainer.json (JSONC) that builds from a Dockerfile
+ * FROM harness's own image (no registry is reachable; the build has no network anyway), with a
+ * user of uid 1001, containerEnv, a postCreateCommand, and fields that would weaken the sandbox.
+ */
+describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 }, () => {
+  it("builds the image, runs as remoteUser's uid with containerEnv, post-creates once, never widens", async () => {
+    using ws = makeWorkspace("harness-devc-");
+    await using _container = removesContainerOf(ws.path);
+    const image = await runCli(["image"]);
+    expect(image.code).toBe(0);
+    const base = image.stdout.trim().split("\n").pop() ?? "";
+    // Where the host would show an initializeCommand had run: it must not.
+    const hostProof = join(tmpdir(), `harness-devc-init-${process.pid}-${Date.now()}`);
+    const dir = join(ws.path, ".devcontainer");
+    mkdirSync(dir);
+    writeFileSync(
+      join(dir, "Dockerfile"),
+      [
+        `FROM ${base}`,
+        "USER root",
+        "ARG NOTE=unset",
+        "RUN echo 'dev:x:1001:1001::/home/sandbox:/bin/sh' >> /etc/passwd",
+        'RUN echo "built $NOTE" > /opt/from-build && ls /sys/class/net > /opt/build-net',
+        "",
+      ].join("\n"),
+    );
+    writeFileSync(
+      join(dir, "devcontainer.json"),
+      `{
+        // JSONC: comments and trailing commas
+        "name": "test",
+        "build": { "dockerfile": "Dockerfile", "args": { "NOTE": "with-args", }, },
+        "containerEnv": { "GREETING": "hello from devcontainer" },
+        "remoteUser": "dev",
+        "postCreateCommand": "echo \\"$(id -u) $GREETING\\" >> /workspace/post-create-marker",
+        "privileged": true,
+        "capAdd": ["SYS_ADMIN", "NET_ADMIN"],
+        "initializeCommand": "touch ${hostProof}",
+      }`,
+    );
+    // The workspace belongs to uid 1000; remoteUser is 1001.
+    chmodSync(ws.path, 0o777);
+
+    const first = await runCli([
+      "exec",
+      "--workspace",
+      ws.path,
+      "--devcontainer",
+      "--",
+      'id -u; echo "$GREETING"; cat /opt/from-build /opt/build-net; grep CapEff /proc/self/status',
+    ]);
+    expect(first.stderr).toContain("harness: devcontainer.json: privileged ignored: ");
+    expect(first.stderr).toContain("harness: devcontainer.json: capAdd ignored: ");
+    expect(first.stderr).toMatch(/harness: devcontainer\.json: initializeCommand ignored: .*host/);
+    expect(first.stderr).toMatch(/devcontainer postCreateCommand ran as 1001:1001: .*: done/);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe(
+      "1001\nhello from devcontainer\nbuilt with-args\nlo\nCapEff:\t0000000000000000\n",
+    );
+    expect(readFileSync(join(ws.path, "post-create-marker"), "utf8")).toBe("1001 hello from devcontainer\n");
+    expect(existsSync(hostProof)).toBe(false);
+
+    // The container is reused: the post-create command does not run again.
+    const second = await runCli(["exec", "--workspace", ws.path, "--devcontainer", "--", "id -u"]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe("1001\n");
+    expect(second.stderr).not.toContain("postCreateCommand ran");
+    expect(readFileSync(join(ws.path, "post-create-marker"), "utf8")).toBe("1001 hello from devcontainer\n");
+
+    // From the host: the hardening as without a devcontainer.
+    const [id] = await workspaceContainers(ws.path);
+    const info = await new Docker().getContainer(id ?? "").inspect();
+    expect(info.Config.Image).toMatch(/^harness-devcontainer:/);
+    expect(info.HostConfig.Privileged).toBe(false);
+    expect(info.HostConfig.CapDrop).toEqual(["ALL"]);
+    expect(info.HostConfig.CapAdd ?? []).not.toContain("SYS_ADMIN");
+    expect(info.HostConfig.CapAdd ?? []).not.toContain("NET_ADMIN");
+    expect(info.HostConfig.NetworkMode).toBe("none");
+    expect(info.Config.Env).not.toContain("GREETING=hello from devcontainer");
+    await new Docker().getContainer(info.Id).remove({ force: true });
+    await new Docker()
+      .getImage(info.Config.Image)
+      .remove()
+      .catch(() => {});
+  });
+
+  it("refuses a build whose Dockerfile is outside the workspace", async () => {
+    using ws = makeWorkspace("harness-devc-");
+    mkdirSync(join(ws.path, ".devcontainer"));
+    writeFileSync(
+      join(ws.path, ".devcontainer", "devcontainer.json"),
+      '{"build": {"dockerfile": "../../x"}}',
+    );
+    const run = await runCli(["exec", "--workspace", ws.path, "--devcontainer", "--", "true"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/build\.dockerfile '\.\.\/\.\.\/x' must be a path inside the workspace/);
+    expect(await workspaceContainers(ws.path)).toEqual([]);
+  });
+});

@@ -2,6 +2,7 @@
 import type { SandboxConfig } from "../config.js";
 import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
+import type { PostCreateRun } from "../transcript/transcript-records.js";
 import { watchEnvFiles } from "./env-file-watch.js";
 
 export async function openSandbox(
@@ -37,6 +38,23 @@ export async function openSandbox(
     }
   };
   return sandbox;
+}
+
+/** The postCreateCommand this open ran, as the transcript's first run_start records it. */
+export function postCreateRun(
+  sandbox: Pick<DockerSandbox, "postCreate" | "resolvedSettings">,
+): PostCreateRun | undefined {
+  if (sandbox.postCreate === undefined) return undefined;
+  const { command, result } = sandbox.postCreate;
+  return {
+    command,
+    user: sandbox.resolvedSettings.user,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    exitCode: result.exitCode ?? null,
+    durationMs: result.durationMs,
+    timedOut: result.timedOut,
+  };
 }
 
 /** What devcontainer.json's postCreateCommand did, when this open ran it: the command, its end, its output's tail. */

@@ -86,8 +86,12 @@ describe("loadDevcontainer", () => {
 
   it("leaves out build.options and env values with variables (localEnv never reaches the sandbox)", () => {
     writeFileSync(join(ws, ".devcontainer", "Dockerfile"), "FROM x\n");
+    const hostVariable = ["$", "{localEnv:HOME}"].join("");
     write(
-      '{"build": {"dockerfile": "Dockerfile", "options": ["--network=host"]}, "containerEnv": {"KEY": "${localEnv:HOME}", "OK": "1"}}',
+      JSON.stringify({
+        build: { dockerfile: "Dockerfile", options: ["--network=host"] },
+        containerEnv: { KEY: hostVariable, OK: "1" },
+      }),
     );
     const dev = loadDevcontainer(ws, undefined);
     expect(dev.env).toEqual(["OK=1"]);

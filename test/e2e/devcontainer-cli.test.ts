@@ -95,6 +95,21 @@ describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 },
       .catch(() => {});
   });
 
+  it("takes an image by name and never runs as a root remoteUser", async () => {
+    using ws = makeWorkspace("harness-devc-");
+    await using _container = removesContainerOf(ws.path);
+    const base = (await runCli(["image"])).stdout.trim().split("\n").pop() ?? "";
+    writeFileSync(
+      join(ws.path, ".devcontainer.json"),
+      JSON.stringify({ image: base, remoteUser: "root", postCreateCommand: ["sh", "-c", "id -u > made-by"] }),
+    );
+    const run = await runCli(["exec", "--workspace", ws.path, "--devcontainer", "--", "id -u"]);
+    expect(run.stderr).toMatch(/devcontainer\.json: remoteUser ignored: user 'root' \(0:0\) must not be uid 0/);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe("1000\n");
+    expect(readFileSync(join(ws.path, "made-by"), "utf8")).toBe("1000\n");
+  });
+
   it("refuses a build whose Dockerfile is outside the workspace", async () => {
     using ws = makeWorkspace("harness-devc-");
     mkdirSync(join(ws.path, ".devcontainer"));

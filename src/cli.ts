@@ -63,7 +63,7 @@ function sandboxOptions(command: Command): Command {
     .option("--pids <n>", "sandbox process limit")
     .option(
       "--protect <path>",
-      "also mount this workspace path read-only (repeatable; always: .git/config, .git/hooks, .env, .envrc, .vscode, .devcontainer)",
+      "also mount this workspace path read-only (repeatable; always: .git/config, .git/hooks, .env, .envrc, .vscode, .devcontainer, .devcontainer.json)",
       collect,
     )
     .option(

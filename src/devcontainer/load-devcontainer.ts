@@ -171,11 +171,14 @@ function readBuild(
   };
 }
 
-/** A relative path without any `..` part: what a build path may be. */
+/**
+ * A relative path: what a build path may be. `..` is fine while the real path stays inside the
+ * workspace (`"context": ".."` is the usual way to build from the project's root): insideWorkspace checks.
+ */
 function relativePath(path: string, field: string): string {
-  if (isAbsolute(path) || path.split(/[\\/]/).includes("..")) {
+  if (isAbsolute(path)) {
     throw new ConfigError(
-      `devcontainer.json: ${field} '${path}' must be a path inside the workspace, relative and without '..'`,
+      `devcontainer.json: ${field} '${path}' must be a path relative to devcontainer.json's folder, inside the workspace`,
     );
   }
   return path;

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -109,8 +109,11 @@ describe("loadDevcontainer", () => {
       expect(() => loadDevcontainer(ws, undefined), dockerfile).toThrow(ConfigError);
     }
     writeFileSync(join(ws, ".devcontainer", "Dockerfile"), "FROM x\n");
+    write(JSON.stringify({ build: { dockerfile: "Dockerfile", context: "../.." } }));
+    expect(() => loadDevcontainer(ws, undefined)).toThrow(/outside the workspace/);
+    // `..` that stays inside the workspace: the usual build from the project's root.
     write(JSON.stringify({ build: { dockerfile: "Dockerfile", context: ".." } }));
-    expect(() => loadDevcontainer(ws, undefined)).toThrow(/without '\.\.'/);
+    expect(loadDevcontainer(ws, undefined).build?.context).toBe(realpathSync(ws));
     symlinkSync(join(root, "outside"), join(ws, ".devcontainer", "out"));
     write(JSON.stringify({ build: { dockerfile: "Dockerfile", context: "out" } }));
     expect(() => loadDevcontainer(ws, undefined)).toThrow(/outside the workspace/);

@@ -1,9 +1,11 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { skipDocker } from "../support/docker-available.js";
+import { useFakeApi } from "../support/fake-api-fixture.js";
+import { textReply, toolUseReply } from "../support/fake-messages-api.js";
 import { runCli } from "../support/run-cli.js";
 import { makeWorkspace } from "../support/workspace.js";
 import { removesContainerOf, workspaceContainers } from "../support/workspace-container.js";
@@ -14,6 +16,8 @@ import { removesContainerOf, workspaceContainers } from "../support/workspace-co
  * user of uid 1001, containerEnv, a postCreateCommand, and fields that would weaken the sandbox.
  */
 describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 }, () => {
+  const fake = useFakeApi();
+
   it("builds the image, runs as remoteUser's uid with containerEnv, post-creates once, never widens", async () => {
     using ws = makeWorkspace("harness-devc-");
     await using _container = removesContainerOf(ws.path);
@@ -110,6 +114,37 @@ describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 },
     expect(run.code).toBe(0);
     expect(run.stdout).toBe("1000\n");
     expect(readFileSync(join(ws.path, "made-by"), "utf8")).toBe("1000\n");
+  });
+
+  it("harness run records the postCreateCommand in the transcript, and its commands get containerEnv", async () => {
+    using ws = makeWorkspace("harness-devc-");
+    await using _container = removesContainerOf(ws.path);
+    const base = (await runCli(["image"])).stdout.trim().split("\n").pop() ?? "";
+    writeFileSync(
+      join(ws.path, ".devcontainer.json"),
+      JSON.stringify({
+        image: base,
+        containerEnv: { GREETING: "hi" },
+        postCreateCommand: { first: "echo one", second: ["sh", "-c", "echo two >&2"] },
+      }),
+    );
+    fake.api.enqueue(toolUseReply("bash", { command: 'echo "$GREETING"' }), textReply("Done."));
+    const transcriptPath = join(tmpdir(), `harness-devc-${process.pid}-${Date.now()}.jsonl`);
+    const run = await runCli(
+      ["run", "--workspace", ws.path, "--devcontainer", "--transcript", transcriptPath, "greet"],
+      { env: fake.env },
+    );
+    expect(run.code).toBe(0);
+    const records = readFileSync(transcriptPath, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(records[0]).toMatchObject({
+      type: "run_start",
+      postCreate: { user: "1000:1000", stdout: "one\n", stderr: "two\n", exitCode: 0, timedOut: false },
+    });
+    expect(records.find((r) => r["type"] === "tool_result")).toMatchObject({ stdout: "hi\n" });
+    rmSync(transcriptPath, { force: true });
   });
 
   it("refuses a build whose Dockerfile leads out of the workspace through a symlink", async () => {

@@ -25,12 +25,20 @@ function collect(value: string, previous: unknown): string[] {
   return [...(Array.isArray(previous) ? previous : []), value];
 }
 
-/** `--publish`, for the commands whose sandbox lives while someone uses it (run, exec, shell, mcp). */
+/** `--publish` and `--devcontainer`, for the commands whose sandbox lives while someone uses it (run, exec, shell, mcp). */
 function publishOption(command: Command): Command {
-  return command.option(
+  return devcontainerOption(command).option(
     "--publish <port[:hostport]>",
     "make a server on this port of the sandbox's loopback reachable at the host's 127.0.0.1:HOSTPORT (default the same port) while harness runs (repeatable); the sandbox still has no network",
     collect,
+  );
+}
+
+/** `--devcontainer`, for the same commands as `--publish`. */
+function devcontainerOption(command: Command): Command {
+  return command.option(
+    "--devcontainer [path]",
+    "take the image or Dockerfile build, containerEnv, remoteUser and postCreateCommand from this devcontainer.json (default: the workspace's .devcontainer/devcontainer.json); fields that would weaken the sandbox are ignored",
   );
 }
 
@@ -55,7 +63,7 @@ function sandboxOptions(command: Command): Command {
     .option("--pids <n>", "sandbox process limit")
     .option(
       "--protect <path>",
-      "also mount this workspace path read-only (repeatable; always: .git/config, .git/hooks, .env, .envrc, .vscode, .devcontainer)",
+      "also mount this workspace path read-only (repeatable; always: .git/config, .git/hooks, .env, .envrc, .vscode, .devcontainer, .devcontainer.json)",
       collect,
     )
     .option(

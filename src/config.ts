@@ -3,7 +3,9 @@
  * Explicit flags win over env; env is read when `loadConfig` is called, not at import, so a `.env`
  * loaded later still applies.
  */
+
 import { type AllowPreset, allowPresetHosts, PRESET_NAMES, parseAllowPreset } from "./allow-presets.js";
+import { loadDevcontainer } from "./devcontainer/load-devcontainer.js";
 import { ConfigError } from "./errors.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
 import { parsePublishFlags } from "./publish-flag.js";
@@ -55,6 +57,8 @@ export interface CliFlags {
   copyMaxFiles?: string;
   /** `--publish PORT[:HOSTPORT]` (repeatable): sandbox ports reachable on the host's 127.0.0.1. */
   publish?: string[];
+  /** `--devcontainer [PATH]`: true without a PATH (the workspace's .devcontainer/devcontainer.json). Flag only. */
+  devcontainer?: string | boolean;
   /** `--allow-host PATTERN` (repeatable): allowlist mode's entries. */
   allowHost?: string[];
   /** `--allow PRESET` (repeatable): npm, pypi (pip), git=HOST. */
@@ -202,8 +206,10 @@ export function loadSandboxConfig(
   if (isolation !== "bind" && isolation !== "copy")
     throw new ConfigError(`--isolation must be bind or copy, got '${isolation}'`);
   const network = flags.network ?? env["HARNESS_NETWORK"] ?? SANDBOX_DEFAULTS.network;
+  const workspace = flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd();
+  const devcontainer = flags.devcontainer ?? false;
   return Object.freeze({
-    workspace: flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd(),
+    workspace,
     image: flags.image ?? env["HARNESS_IMAGE"] ?? undefined,
     network,
     user: user?.user,
@@ -225,6 +231,9 @@ export function loadSandboxConfig(
     timeoutMs: timeoutMs(flags.timeout ?? env["HARNESS_TIMEOUT"]),
     egress: loadEgressConfig(env, flags, network, options.inheritEgress),
     ...(flags.publish === undefined ? {} : { publish: parsePublishFlags(flags.publish) }),
+    ...(devcontainer === false
+      ? {}
+      : { devcontainer: loadDevcontainer(workspace, devcontainer === true ? undefined : devcontainer) }),
   });
 }
 

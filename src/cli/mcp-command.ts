@@ -22,7 +22,7 @@ import { createTranscript } from "../transcript/transcript.js";
 import { reviewCopyChanges } from "./copy-changes.js";
 import { EXIT } from "./exit-codes.js";
 import { runStartEgress, systemPromptFor } from "./run-setup.js";
-import { openSandbox } from "./sandbox-from-config.js";
+import { openSandbox, postCreateRun } from "./sandbox-from-config.js";
 
 export interface McpFlags extends CliFlags {
   /** `--no-apply` / `--apply` (copy mode). */
@@ -48,6 +48,7 @@ export async function mcpCommand(flags: McpFlags, interrupt: AbortSignal): Promi
       pid: process.pid,
       ...(config.egress === undefined ? {} : { egress: runStartEgress(config.egress) }),
     },
+    postCreate: postCreateRun(sandbox),
   });
   const outputStore = new OutputStore({ dir: outputsDirOf(transcript.path) });
   const timeoutMs = config.timeoutMs;

@@ -25,7 +25,7 @@ import type { Interrupts } from "./interrupts.js";
 import { exitCodeForError } from "./report-error.js";
 import { openRunCheckpoints } from "./run-checkpoints.js";
 import { agentLimits, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
-import { openSandbox } from "./sandbox-from-config.js";
+import { openSandbox, postCreateRun } from "./sandbox-from-config.js";
 
 /**
  * Transcripts live outside the workspace by default: the sandbox can write anything in the
@@ -94,6 +94,7 @@ export async function runCommand(
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
     },
     onRefused: reportRefusal,
+    postCreate: postCreateRun(sandbox),
   });
   // Whole outputs of cut commands live beside the transcript, outside the workspace.
   // A continued run shares the directory: earlier ids stay readable and new ones never reuse them.

@@ -2,6 +2,7 @@
 import type { SandboxConfig } from "../config.js";
 import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
+import type { PostCreateRun } from "../transcript/transcript-records.js";
 import { watchEnvFiles } from "./env-file-watch.js";
 
 export async function openSandbox(
@@ -14,6 +15,7 @@ export async function openSandbox(
     ((line: string) => process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`));
   // Every sandbox, whatever the command: what it could write includes a `.env` harness loads later.
   const watch = watchEnvFiles(config.workspace);
+  for (const line of config.devcontainer?.ignored ?? []) say(line);
   let sandbox: DockerSandbox;
   try {
     sandbox = await DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
@@ -21,6 +23,7 @@ export async function openSandbox(
     for (const line of watch.close()) say(line);
     throw error;
   }
+  for (const line of postCreateLines(sandbox)) say(line);
   for (const { port, hostPort } of sandbox.published?.ports ?? []) {
     say(`sandbox port ${port} published at 127.0.0.1:${hostPort} (the sandbox still has no network)`);
   }
@@ -35,4 +38,40 @@ export async function openSandbox(
     }
   };
   return sandbox;
+}
+
+/** The postCreateCommand this open ran, as the transcript's first run_start records it. */
+export function postCreateRun(
+  sandbox: Pick<DockerSandbox, "postCreate" | "resolvedSettings">,
+): PostCreateRun | undefined {
+  if (sandbox.postCreate === undefined) return undefined;
+  const { command, result } = sandbox.postCreate;
+  return {
+    command,
+    user: sandbox.resolvedSettings.user,
+    stdout: result.stdout,
+    stderr: result.stderr,
+    exitCode: result.exitCode ?? null,
+    durationMs: result.durationMs,
+    timedOut: result.timedOut,
+  };
+}
+
+/** What devcontainer.json's postCreateCommand did, when this open ran it: the command, its end, its output's tail. */
+export function postCreateLines(sandbox: Pick<DockerSandbox, "postCreate" | "resolvedSettings">): string[] {
+  if (sandbox.postCreate === undefined) return [];
+  const { command, result } = sandbox.postCreate;
+  const end = result.timedOut
+    ? "timed out"
+    : result.exitCode === 0
+      ? "done"
+      : `failed (exit ${result.exitCode})`;
+  const lines = [
+    `devcontainer postCreateCommand ran as ${sandbox.resolvedSettings.user}: ${command}: ${end}`,
+  ];
+  for (const stream of [result.stdout, result.stderr]) {
+    for (const line of stream.trimEnd().split("\n").slice(-10)) if (line !== "") lines.push(`  ${line}`);
+  }
+  for (const notice of result.notices) lines.push(notice);
+  return lines;
 }

@@ -145,6 +145,41 @@ export interface SandboxRequest {
    * on the host's 127.0.0.1 while the sandbox is open; the container still gets no network interface.
    */
   publish?: readonly PublishRequest[] | undefined;
+  /**
+   * `--devcontainer`: what harness takes from the workspace's devcontainer.json (src/devcontainer/).
+   * It is untrusted input (the sandbox may have written it): it never widens the sandbox.
+   */
+  devcontainer?: DevcontainerRequest | undefined;
+}
+
+/** The parts of a devcontainer.json harness applies, checked (paths inside the workspace). */
+export interface DevcontainerRequest {
+  /** The devcontainer.json's host path, for messages. */
+  file: string;
+  /** `image`: an image already on the engine (nothing is pulled). */
+  image?: string | undefined;
+  /** `build`: a Dockerfile built on the engine without a network. */
+  build?: DevcontainerBuild | undefined;
+  /** `containerEnv` and `remoteEnv`, as `KEY=value`: added to every command's environment. */
+  env: readonly string[];
+  /** `remoteUser` (else `containerUser`): a name or uid in the image; never root. */
+  user?: string | undefined;
+  /** `postCreateCommand` as one shell command line, run once when the container is created. */
+  postCreateCommand?: string | undefined;
+  /** One line for each field left out, and why. */
+  ignored: readonly string[];
+}
+
+/** `build` of a devcontainer.json, its paths resolved on the host and inside the workspace. */
+export interface DevcontainerBuild {
+  /** The build context's real host path. */
+  context: string;
+  /** The Dockerfile's real host path. */
+  dockerfile: string;
+  /** `build.args`. */
+  args: Readonly<Record<string, string>>;
+  /** `build.target`: the stage to build. */
+  target?: string | undefined;
 }
 
 /** One published port: `port` inside the sandbox, `hostPort` on the host's 127.0.0.1. */

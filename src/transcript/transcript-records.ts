@@ -48,6 +48,29 @@ export interface RunStartRecord extends RecordBase<"run_start"> {
    * and the run id's pid names only the first: this one tells whether the transcript is still open.
    */
   pid?: number;
+  /**
+   * `--devcontainer`: the postCreateCommand this session's sandbox ran when it created its
+   * container (first run_start of the session only); absent when none ran.
+   */
+  postCreate?: PostCreateRun;
+}
+
+/** devcontainer.json's postCreateCommand as it ran in the sandbox: like a command's tool result. */
+export interface PostCreateRun {
+  /** The command line. */
+  command: string;
+  /** The "uid:gid" it ran as. */
+  user: string;
+  /** Standard output (capped). */
+  stdout: string;
+  /** Standard error (capped). */
+  stderr: string;
+  /** The exit code; `null` when it never returned one (killed on timeout). */
+  exitCode: number | null;
+  /** Wall-clock time, in ms. */
+  durationMs: number;
+  /** True when it was killed on its timeout. */
+  timedOut: boolean;
 }
 
 /** Allowlist mode as a run was given it. */

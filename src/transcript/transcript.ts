@@ -35,6 +35,8 @@ export interface TranscriptOptions {
    * both), the workspace and the writing process (`harness runs`, `run --continue`).
    */
   runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid" | "forkOf">;
+  /** `--devcontainer`: the postCreateCommand the sandbox ran; written into the first run_start only. */
+  postCreate?: RunStartRecord["postCreate"] | undefined;
   /**
    * Told once when harness refuses to write the file (it is, or became, a symlink, a fifo, another
    * file: host-file.ts); nothing more is written to it. The run goes on.
@@ -48,6 +50,7 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
   // link by the sandbox (a transcript inside the workspace) is never followed, only detected.
   let file: { dir: HostDir; file: HostFile } | undefined;
   let done = false;
+  let postCreate = options.postCreate;
 
   const open = () => {
     const dir = openHostDir(dirname(path), 0o700);
@@ -87,7 +90,10 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
     path,
     write,
     close,
-    onRunStart: (info) => write({ type: "run_start", ...info, ...options.runStart }),
+    onRunStart: (info) => {
+      write({ type: "run_start", ...info, ...options.runStart, ...(postCreate ? { postCreate } : {}) });
+      postCreate = undefined;
+    },
     onUserMessage: (text) => write({ type: "user", text }),
     onAssistantTurn: (response) =>
       write({

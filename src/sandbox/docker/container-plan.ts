@@ -12,6 +12,7 @@ import { resolveSandboxUser } from "../sandbox-user.js";
 import { containerCreateOptions, type SandboxSettings } from "./container/container-spec.js";
 import { ensureSandboxImage } from "./container/image.js";
 import { podmanSeccompProfilePath } from "./container/podman-seccomp.js";
+import { devcontainerImage, devcontainerLabels, devcontainerUser } from "./devcontainer/devcontainer-plan.js";
 import { type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
 import { connectEngine, type DockerEngine } from "./engine/docker-client.js";
 import { type EngineSettings, engineSettings } from "./engine/engine-kind.js";
@@ -47,8 +48,11 @@ export async function planContainer(
   only?: "bind",
 ): Promise<ContainerPlan | undefined> {
   const { path: workspace, owner } = await resolveWorkspace(options.workspace);
+  const dev = options.devcontainer;
+  // devcontainer.json's remoteUser is looked up in its image, once that is known; `--user` wins.
+  const devUser = options.user === undefined && dev?.user !== undefined;
   // Canonical "uid:gid", never root in any spelling: this is the only user string Docker gets.
-  const user = resolveSandboxUser(workspace, owner, options.user);
+  let user = devUser ? undefined : resolveSandboxUser(workspace, owner, options.user);
   const engine = options.docker ? undefined : await connectEngine(options.dockerEnv, options.dockerContext);
   const docker = options.docker ?? (engine as DockerEngine).docker;
   // A remote engine cannot mount this machine's workspace: copy isolation (remote-engine.ts).
@@ -59,6 +63,15 @@ export async function planContainer(
   // Before anything is built or created: an engine harness refuses (a rootless Podman that cannot
   // apply the limits) is refused first.
   const engineKind = await engineSettings(docker, podmanSeccompProfilePath);
+  const image =
+    options.image ??
+    (await devcontainerImage(docker, dev, options.onProgress)) ??
+    (await ensureSandboxImage(docker, options.onProgress));
+  if (user === undefined) {
+    const fromImage =
+      dev === undefined ? undefined : await devcontainerUser(docker, image, dev, options.onProgress);
+    user = fromImage ?? resolveSandboxUser(workspace, owner, undefined);
+  }
   const workdir = options.workdir ?? SANDBOX_DEFAULTS.workdir;
   const isolation: Isolation =
     isolationKind === "copy"
@@ -69,7 +82,6 @@ export async function planContainer(
           onProgress: options.onProgress,
         })
       : await BindIsolation.prepare(docker, workspace, owner, user, options);
-  const image = options.image ?? (await ensureSandboxImage(docker, options.onProgress));
   const imageId = await docker
     .getImage(image)
     .inspect()
@@ -97,6 +109,12 @@ export function containerRequest(
     protectedMounts: isolation.protectedMounts,
     egressSocketDir,
   });
-  const base = containerCreateOptions(settings, plan.engineKind);
-  return { settings, createOptions: { ...base, Labels: isolation.labels(base, plan.imageId) } };
+  const devLabels = devcontainerLabels(options.devcontainer);
+  // The devcontainer's label goes into the config hash too: another setup, another container.
+  const base = {
+    ...containerCreateOptions(settings, plan.engineKind),
+    ...(Object.keys(devLabels).length === 0 ? {} : { Labels: devLabels }),
+  };
+  const labels = { ...isolation.labels(base, plan.imageId), ...devLabels };
+  return { settings, createOptions: { ...base, Labels: labels } };
 }

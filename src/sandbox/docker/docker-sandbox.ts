@@ -50,6 +50,11 @@ export class DockerSandbox implements Sandbox {
   private lease: ContainerLease | undefined;
   /** `--publish`: the host's listeners; undefined when nothing is published. */
   private publisher: PortPublisher | undefined;
+  /**
+   * `--devcontainer`'s postCreateCommand, run as the sandbox user when this open created the
+   * container; undefined when it did not run (no command, or a container that already existed).
+   */
+  postCreate: { command: string; result: ExecResult } | undefined;
 
   private constructor(
     private container: Docker.Container,
@@ -169,6 +174,8 @@ export class DockerSandbox implements Sandbox {
       await sandbox.startRelay();
       sandbox.executors.prepare(sandbox.container);
     }
+    const postCreate = options.devcontainer?.postCreateCommand;
+    if (postCreate !== undefined && sandbox.acquired === "created") await sandbox.runPostCreate(postCreate);
     if (options.publish !== undefined && options.publish.length > 0) await sandbox.publish(options.publish);
     return sandbox;
   }
@@ -206,6 +213,26 @@ export class DockerSandbox implements Sandbox {
       await this.stop().catch((stopError: unknown) => log("stop after a failed open: %s", stopError));
       throw error;
     }
+  }
+
+  /**
+   * devcontainer.json's postCreateCommand, once, on a new container: a command like any other (the
+   * sandbox user, the limits, allowlist mode's gateway). An infrastructure failure ends the run as
+   * `stop` does, and is rethrown; a failed command is data, reported by the caller.
+   */
+  private async runPostCreate(command: string): Promise<void> {
+    try {
+      this.postCreate = { command, result: await this.exec(command) };
+    } catch (error) {
+      await this.stop().catch((stopError: unknown) => log("stop after a failed open: %s", stopError));
+      throw error;
+    }
+  }
+
+  /** `KEY=value` entries every command gets: devcontainer.json's env, then allowlist mode's proxies. */
+  private commandEnv(): string[] | undefined {
+    const env = [...(this.options.devcontainer?.env ?? []), ...(this.egressSession?.env() ?? [])];
+    return env.length === 0 ? undefined : env;
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -290,7 +317,7 @@ export class DockerSandbox implements Sandbox {
       headBytes: this.options.outputHeadBytes ?? SANDBOX_DEFAULTS.outputHeadBytes,
       tailBytes: this.options.outputTailBytes ?? SANDBOX_DEFAULTS.outputTailBytes,
       killGraceSeconds: this.options.killGraceSeconds ?? SANDBOX_DEFAULTS.killGraceSeconds,
-      env: this.egressSession?.env(),
+      env: this.commandEnv(),
     };
     let outcome: ExecOutcome | "not-started" | undefined = await this.onExecutor(request, notices);
     if (outcome === undefined) {
@@ -372,7 +399,7 @@ export class DockerSandbox implements Sandbox {
   async shell(io: ShellIo): Promise<number> {
     const egress = this.egressSession;
     if (egress) await egress.ensureRelay(this.container);
-    return runInteractiveShell(this.container, this.settings.user, this.workdir, io, egress?.env());
+    return runInteractiveShell(this.container, this.settings.user, this.workdir, io, this.commandEnv());
   }
 
   /**

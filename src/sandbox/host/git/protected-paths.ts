@@ -21,9 +21,16 @@ import { type GitConfigPath, gitConfigWorkspacePaths } from "./git-config-paths.
 /**
  * Protected when they exist (besides `.git`, which is handled on its own). `.env` because harness
  * itself loads `.env` from the current directory, which is the workspace by default: a task could set
- * ANTHROPIC_BASE_URL there and have the next run send the API key elsewhere.
+ * ANTHROPIC_BASE_URL there and have the next run send the API key elsewhere. `.devcontainer` and
+ * `.devcontainer.json` because `--devcontainer` builds and runs what they say.
  */
-export const DEFAULT_PROTECTED_PATHS: readonly string[] = [".env", ".envrc", ".vscode", ".devcontainer"];
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
+  ".env",
+  ".envrc",
+  ".vscode",
+  ".devcontainer",
+  ".devcontainer.json",
+];
 
 /** One extra bind mount of a workspace path onto itself in the container. */
 export interface ProtectedMount {

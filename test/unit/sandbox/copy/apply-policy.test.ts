@@ -103,6 +103,7 @@ describe("protectedPathRefusal", () => {
       ".vscode",
       ".vscode/tasks.json",
       ".devcontainer/devcontainer.json",
+      ".devcontainer.json",
       ".github/workflows",
       ".github/workflows/ci.yml",
     ]) {

@@ -1,0 +1,51 @@
+/**
+ * What `--devcontainer` changes in a sandbox's plan (container-plan.ts): the image (built, or named
+ * and already on the engine), the user commands run as (remoteUser's uid unless root or `--user`
+ * is given), and a label that ties the container to the post-create command and environment it
+ * was made for. Nothing else of devcontainer.json reaches the container's create request.
+ */
+import { createHash } from "node:crypto";
+import type Docker from "dockerode";
+import type { DevcontainerRequest } from "../../sandbox-request.js";
+import { ensureDevcontainerImage } from "./devcontainer-image.js";
+import { resolveImageUser } from "./image-user.js";
+
+/**
+ * Records which devcontainer setup (post-create command, environment, file) the container was
+ * created with. It is part of the config hash, so a changed setup makes a new container, whose
+ * post-create command then runs; the same setup reuses the container without running it again.
+ */
+export const LABEL_DEVCONTAINER = "dev.harness.devcontainer";
+
+/** The devcontainer's image, or undefined without one (harness's own image then). */
+export async function devcontainerImage(
+  docker: Docker,
+  dev: DevcontainerRequest | undefined,
+  onProgress?: (line: string) => void,
+): Promise<string | undefined> {
+  if (dev?.build !== undefined) return ensureDevcontainerImage(docker, dev.build, onProgress);
+  return dev?.image;
+}
+
+/** remoteUser/containerUser's "uid:gid" in `image`, or undefined (said why) to keep the default user. */
+export async function devcontainerUser(
+  docker: Docker,
+  image: string,
+  dev: DevcontainerRequest,
+  onProgress?: (line: string) => void,
+): Promise<string | undefined> {
+  if (dev.user === undefined) return undefined;
+  const resolved = await resolveImageUser(docker, image, dev.user);
+  if (resolved.ok) return resolved.user;
+  onProgress?.(
+    `devcontainer.json: remoteUser ignored: ${resolved.reason}; commands run as the workspace owner`,
+  );
+  return undefined;
+}
+
+/** The label (empty without a devcontainer). */
+export function devcontainerLabels(dev: DevcontainerRequest | undefined): Record<string, string> {
+  if (dev === undefined) return {};
+  const setup = JSON.stringify({ file: dev.file, env: dev.env, post: dev.postCreateCommand ?? null });
+  return { [LABEL_DEVCONTAINER]: createHash("sha256").update(setup).digest("hex").slice(0, 16) };
+}

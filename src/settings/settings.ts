@@ -1,0 +1,60 @@
+/**
+ * The table of every setting, by the key commander gives its flag (`CliFlags`), and what is derived
+ * from it for the places that must agree: a batch task's keys, what a `.env` may set.
+ * To add a setting: one entry in the group file it belongs to (its flag, env, help, default, parse,
+ * perTask, widens), its field in `CliFlags` (config.ts), and its name in the command's list in
+ * cli.ts; then `npm run gen:env-example` if it has a variable.
+ */
+import type { CliFlags } from "../config.js";
+import { AGENT_SETTINGS } from "./agent-settings.js";
+import { ISOLATION_SETTINGS } from "./isolation-settings.js";
+import { NETWORK_SETTINGS } from "./network-settings.js";
+import { SANDBOX_SETTINGS } from "./sandbox-settings.js";
+import { flagName, type Setting } from "./setting.js";
+
+/** Every setting, in the order help and `.env.example` list them. */
+export const SETTINGS = {
+  ...AGENT_SETTINGS,
+  ...SANDBOX_SETTINGS,
+  ...NETWORK_SETTINGS,
+  ...ISOLATION_SETTINGS,
+} as const;
+
+export type SettingKey = keyof typeof SETTINGS;
+
+/** The settings a flag gives: their keys are `CliFlags`'s (a test checks commander agrees). */
+export type FlagSettingKey = Exclude<SettingKey, "apiKey" | "baseURL">;
+const _flagKeysAreCliFlags: FlagSettingKey extends keyof CliFlags ? true : never = true;
+void _flagKeysAreCliFlags;
+
+/** Each setting with its key, in table order. */
+export const SETTING_LIST: readonly (Setting & { key: SettingKey })[] = Object.entries(SETTINGS).map(
+  ([key, setting]) => ({ ...(setting as Setting), key: key as SettingKey }),
+);
+
+/** The keys a batch task may set: the `perTask` settings. */
+export const TASK_KEYS: readonly SettingKey[] = SETTING_LIST.filter((s) => s.perTask).map((s) => s.key);
+
+/**
+ * The flag to name when `value`, set by a tasks file (`where: "task"`, key) or a `.env`
+ * (`where: "dotenv"`, variable), would widen the sandbox; undefined when it widens nothing. In a
+ * `.env` an empty value is unset, so it widens nothing; in a task it is a value like any other.
+ */
+export function wideningFlag(where: "task" | "dotenv", name: string, value: unknown): string | undefined {
+  const setting = SETTING_LIST.find((s) => (where === "task" ? s.key === name : s.env === name));
+  if (setting?.widens === undefined) return undefined;
+  const text = where === "dotenv" ? String(value).trim() : value;
+  if (where === "dotenv" && text === "") return undefined;
+  if (setting.widens.unless !== undefined && text === setting.widens.unless) return undefined;
+  return flagName(setting);
+}
+
+/** Variables a `.env` of doubtful origin may still set. */
+export const FREE_DOTENV_KEYS: ReadonlySet<string> = new Set(
+  SETTING_LIST.flatMap((s) => (s.freeInDotenv && s.env !== undefined ? [s.env] : [])),
+);
+
+/** Variables no `.env` sets: they widen the sandbox. */
+export const WIDENING_ENV_KEYS: ReadonlySet<string> = new Set(
+  SETTING_LIST.flatMap((s) => (s.widens && s.env !== undefined ? [s.env] : [])),
+);

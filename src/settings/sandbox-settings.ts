@@ -42,7 +42,7 @@ export const SANDBOX_SETTINGS = {
   memory: {
     flag: "--memory <size>",
     env: "HARNESS_MEMORY",
-    help: "sandbox memory limit, e.g. 2g",
+    help: "sandbox memory limit",
     defaultText: sizeText(SANDBOX_DEFAULTS.memoryBytes),
     parse: byteSize,
     perTask: true,
@@ -50,14 +50,14 @@ export const SANDBOX_SETTINGS = {
   tmpSize: {
     flag: "--tmp-size <size>",
     env: "HARNESS_TMP_SIZE",
-    help: "size of the sandbox's /tmp (tmpfs, counts against memory), e.g. 512m",
+    help: "size of the sandbox's /tmp (tmpfs, counts against memory)",
     defaultText: sizeText(SANDBOX_DEFAULTS.tmpSizeMiB * 1024 ** 2),
     parse: mebibytes,
   },
   homeSize: {
     flag: "--home-size <size>",
     env: "HARNESS_HOME_SIZE",
-    help: "size of the sandbox's home directory (tmpfs), e.g. 256m",
+    help: "size of the sandbox's home directory (tmpfs)",
     defaultText: sizeText(SANDBOX_DEFAULTS.homeSizeMiB * 1024 ** 2),
     parse: mebibytes,
   },

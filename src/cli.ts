@@ -5,7 +5,7 @@
 import { Command, Option } from "commander";
 import { describeDefaultConcurrency } from "./batch/default-concurrency.js";
 import { loadDotenvFile } from "./cli/dotenv-load.js";
-import { EXIT } from "./cli/exit-codes.js";
+import { batchExitCodes, EXIT } from "./cli/exit-codes.js";
 import { Interrupts } from "./cli/interrupts.js";
 import { reportError } from "./cli/report-error.js";
 import type { CliFlags } from "./config.js";
@@ -150,7 +150,12 @@ async function main(argv: string[]): Promise<number> {
     )
     .addHelpText(
       "after",
-      "\nTasks sharing a workspace each get copy isolation (their changes are saved as a diff beside the transcript, never applied).\nExit codes: 0 every task finished, 1 some ended with an error (Docker, API; --retry errors), 2 bad usage or tasks file,\n3 --max-budget-usd stopped the batch, 130 interrupted (run the same command again to resume).",
+      [
+        "",
+        "Tasks sharing a workspace each get copy isolation (their changes are saved as a diff beside the transcript, never applied).",
+        "Exit codes:",
+        ...batchExitCodes(),
+      ].join("\n"),
     )
     .action(async (tasks: string, flags: Flags) => {
       const { batchCommand } = await import("./cli/batch-command.js");

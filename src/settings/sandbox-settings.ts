@@ -21,7 +21,7 @@ export const SANDBOX_SETTINGS = {
   },
   user: {
     flag: "--user <uid[:gid]>",
-    help: "run sandbox commands as this user (never root)",
+    help: "run sandbox commands as this user, never root",
     defaultText: "the workspace owner",
     parse: (text: string, name: string): string => {
       const user = parseSandboxUser(text);

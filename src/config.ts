@@ -27,67 +27,17 @@ import { OUTPUT_FORMATS, type OutputFormat } from "./settings/agent-settings.js"
 import { parseByteSize } from "./settings/parsers.js";
 import { readSettings } from "./settings/read-setting.js";
 import { flagName } from "./settings/setting.js";
-import { SETTINGS } from "./settings/settings.js";
+import { SETTINGS, type SettingFlags } from "./settings/settings.js";
 
 export { OUTPUT_FORMATS, type OutputFormat, parseByteSize };
 
-/** Flags as commander parses them; every one optional. */
-export interface CliFlags {
-  workspace?: string;
-  model?: string;
-  timeout?: string;
-  maxTurns?: string;
-  maxTokens?: string;
-  maxTotalTokens?: string;
-  image?: string;
-  network?: string;
-  user?: string;
-  runtime?: string;
-  memory?: string;
-  tmpSize?: string;
-  homeSize?: string;
-  cpus?: string;
-  pids?: string;
-  blocklist?: boolean;
-  block?: string[];
-  /** `--protect PATH` (repeatable) gives the paths; `--no-protect` gives false. */
-  protect?: string[] | false;
-  /** `--isolation bind|copy`. */
-  isolation?: string;
-  /** `--context NAME`: the Docker context (engine) to use. */
-  context?: string;
-  /** `--copy-limit SIZE`, e.g. 2g. */
-  copyLimit?: string;
-  /** `--copy-max-files N`: most files, directories and symlinks copied in and out. */
-  copyMaxFiles?: string;
-  /** `--publish PORT[:HOSTPORT]` (repeatable): sandbox ports reachable on the host's 127.0.0.1. */
-  publish?: string[];
-  /** `--allow-host PATTERN` (repeatable): allowlist mode's entries. */
-  allowHost?: string[];
-  /** `--allow PRESET` (repeatable): npm, pypi (pip), git=HOST. */
-  allow?: string[];
-  /** `--secret NAME@HOST` (repeatable): NAME's value goes to HOST only, through the gateway. */
-  secret?: string[];
-  /** `--allow-request METHODS@HOST/PATH` (repeatable): narrows an allowed host. Flag only. */
-  allowRequest?: string[];
+/**
+ * Flags as commander parses them, every one optional: one field per setting of the table
+ * (src/settings/), typed by its flag (text, list or switch).
+ */
+export interface CliFlags extends SettingFlags {
   /** A batch task's `secrets`: only these of the `--secret` grants (names). Not a command-line flag. */
   secretNames?: string[];
-  /** `--secret-in-body NAME` (repeatable): also swap NAME's placeholder in request bodies. */
-  secretInBody?: string[];
-  /** `--allow-private`: allowed names may resolve to private and loopback addresses. */
-  allowPrivate?: boolean;
-  /** `--egress-limit SIZE`: most bytes through the gateway per run. */
-  egressLimit?: string;
-  /**
-   * `--egress-wildcard-names N`: most distinct names looked up under each wildcard entry. Flag only,
-   * like `--allow-private`: a `.env` the sandbox can write must not widen a channel out of it.
-   */
-  egressWildcardNames?: string;
-  /** `--apply` gives true, `--no-apply` false, neither undefined (copy mode: ask on a terminal). */
-  apply?: boolean;
-  transcript?: string;
-  outputFormat?: string;
-  maxBudgetUsd?: string;
 }
 
 /** The sandbox request (sandbox-request.ts) as flags and env give it, with what the CLI always decides. */

@@ -78,4 +78,4 @@ export const AGENT_SETTINGS = {
     help: "write the JSONL transcript here",
     defaultText: "~/.local/state/harness/runs/",
   },
-} satisfies Record<string, Setting>;
+} as const satisfies Record<string, Setting>;

@@ -37,4 +37,4 @@ export const ISOLATION_SETTINGS = {
     help: "copy mode: apply the sandbox's changes to the workspace without asking",
     negation: "copy mode: show the sandbox's changes but never apply them",
   },
-} satisfies Record<string, Setting>;
+} as const satisfies Record<string, Setting>;

@@ -75,4 +75,4 @@ export const NETWORK_SETTINGS = {
     defaultText: String(SANDBOX_DEFAULTS.egressWildcardNames),
     parse: (text: string, name: string) => positiveNumber(name, text),
   },
-} satisfies Record<string, Setting>;
+} as const satisfies Record<string, Setting>;

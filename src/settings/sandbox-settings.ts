@@ -96,4 +96,4 @@ export const SANDBOX_SETTINGS = {
     help: "make a server on this port of the sandbox's loopback reachable at the host's 127.0.0.1:HOSTPORT (default the same port) while harness runs (repeatable); the sandbox still has no network",
     repeatable: true,
   },
-} satisfies Record<string, Setting>;
+} as const satisfies Record<string, Setting>;

@@ -5,7 +5,6 @@
  * perTask, widens), its field in `CliFlags` (config.ts), and its name in the command's list in
  * cli.ts; then `npm run gen:env-example` if it has a variable.
  */
-import type { CliFlags } from "../config.js";
 import { AGENT_SETTINGS } from "./agent-settings.js";
 import { ISOLATION_SETTINGS } from "./isolation-settings.js";
 import { NETWORK_SETTINGS } from "./network-settings.js";
@@ -22,10 +21,24 @@ export const SETTINGS = {
 
 export type SettingKey = keyof typeof SETTINGS;
 
-/** The settings a flag gives: their keys are `CliFlags`'s (a test checks commander agrees). */
-export type FlagSettingKey = Exclude<SettingKey, "apiKey" | "baseURL">;
-const _flagKeysAreCliFlags: FlagSettingKey extends keyof CliFlags ? true : never = true;
-void _flagKeysAreCliFlags;
+/** The settings a flag gives (not the API key and endpoint): commander's keys (a test checks it agrees). */
+export type FlagSettingKey = {
+  [K in SettingKey]: (typeof SETTINGS)[K] extends { flag: string } ? K : never;
+}[SettingKey];
+
+/** What commander gives for a flag: its text, its texts (repeatable, variadic), or a switch. */
+type FlagValue<S> = S extends { repeatable: true }
+  ? S extends { negation: string }
+    ? string[] | false
+    : string[]
+  : S extends { flag: `${string}...>` }
+    ? string[]
+    : S extends { flag: `${string}<${string}` }
+      ? string
+      : boolean;
+
+/** Flags as commander parses them, every one optional: `CliFlags` (config.ts) is these. */
+export type SettingFlags = { [K in FlagSettingKey]?: FlagValue<(typeof SETTINGS)[K]> };
 
 /** Each setting with its key, in table order. */
 export const SETTING_LIST: readonly (Setting & { key: SettingKey })[] = Object.entries(SETTINGS).map(

@@ -5,9 +5,9 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Option } from "commander";
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { isGuardedKey, wideningFlag } from "../../../src/cli/dotenv-keys.js";
-import { loadAgentConfig, loadSandboxConfig } from "../../../src/config.js";
+import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../../../src/config.js";
 import { SANDBOX_DEFAULTS } from "../../../src/sandbox/sandbox-request.js";
 import { settingOptions } from "../../../src/settings/commander-options.js";
 import { envExampleText } from "../../../src/settings/env-example.js";
@@ -19,6 +19,18 @@ const withFlag = SETTING_LIST.filter((s) => s.flag !== undefined);
 describe("the settings table", () => {
   it.each(withFlag.map((s) => [s.key, s.flag ?? ""]))("%s is the key commander gives %s", (key, flag) => {
     expect(new Option(flag).attributeName()).toBe(key);
+  });
+
+  it("types each flag as commander gives it: text, texts, or a switch", () => {
+    expectTypeOf<CliFlags["timeout"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<CliFlags["workspace"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<CliFlags["allowHost"]>().toEqualTypeOf<string[] | undefined>();
+    expectTypeOf<CliFlags["block"]>().toEqualTypeOf<string[] | undefined>();
+    expectTypeOf<CliFlags["protect"]>().toEqualTypeOf<string[] | false | undefined>();
+    expectTypeOf<CliFlags["apply"]>().toEqualTypeOf<boolean | undefined>();
+    expectTypeOf<CliFlags["blocklist"]>().toEqualTypeOf<boolean | undefined>();
+    expectTypeOf<CliFlags["allowPrivate"]>().toEqualTypeOf<boolean | undefined>();
+    expectTypeOf<CliFlags>().not.toHaveProperty("apiKey");
   });
 
   it("names each flag and each variable once", () => {

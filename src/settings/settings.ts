@@ -1,9 +1,9 @@
 /**
- * The table of every setting, by the key commander gives its flag (`CliFlags`), and what is derived
- * from it for the places that must agree: a batch task's keys, what a `.env` may set.
- * To add a setting: one entry in the group file it belongs to (its flag, env, help, default, parse,
- * perTask, widens), its field in `CliFlags` (config.ts), and its name in the command's list in
- * cli.ts; then `npm run gen:env-example` if it has a variable.
+ * The table of every setting, by the key commander gives its flag, and what is derived from it for
+ * the places that must agree: the flags' type, a batch task's keys, what a `.env` may set.
+ * To add a setting (README.md here): one entry in the group file it belongs to (its flag, env, help,
+ * default, parse, perTask, widens), its key in the command's list in cli.ts, a `read.value(key)` in
+ * config.ts; then `npm run gen:env-example` if it has a variable.
  */
 import { AGENT_SETTINGS } from "./agent-settings.js";
 import { ISOLATION_SETTINGS } from "./isolation-settings.js";

@@ -5,11 +5,13 @@
 import { Command, Option } from "commander";
 import { describeDefaultConcurrency } from "./batch/default-concurrency.js";
 import { loadDotenvFile } from "./cli/dotenv-load.js";
-import { EXIT } from "./cli/exit-codes.js";
+import { batchExitCodes, EXIT } from "./cli/exit-codes.js";
 import { Interrupts } from "./cli/interrupts.js";
 import { reportError } from "./cli/report-error.js";
 import type { CliFlags } from "./config.js";
 import { RUNS_HELP } from "./runs/retention-defaults.js";
+import { addSettings } from "./settings/commander-options.js";
+import { SETTINGS, type SettingKey } from "./settings/settings.js";
 import { sanitizeDebugLogs } from "./terminal/debug-log.js";
 import { HARNESS_VERSION } from "./version.js";
 
@@ -20,104 +22,51 @@ and says what to do. Exit status: 0 when harness can run, 1 when a check failed.
 
 type Flags = CliFlags & Record<string, unknown>;
 
-/** For repeatable options: each value appended to the ones before. */
-function collect(value: string, previous: unknown): string[] {
-  return [...(Array.isArray(previous) ? previous : []), value];
+/** What every command with a sandbox takes, in help's order. */
+const SANDBOX_KEYS = [
+  "workspace",
+  "image",
+  "network",
+  "user",
+  "runtime",
+  "context",
+  "memory",
+  "tmpSize",
+  "homeSize",
+  "cpus",
+  "pids",
+  "protect",
+  "allowHost",
+  "allow",
+  "allowPrivate",
+  "secret",
+  "allowRequest",
+  "secretInBody",
+  "egressLimit",
+  "egressWildcardNames",
+  "timeout",
+  "isolation",
+  "copyLimit",
+  "copyMaxFiles",
+  "apply",
+] as const satisfies readonly SettingKey[];
+
+/** `run`'s agent settings; `batch` takes the same, per task. */
+const AGENT_KEYS = [
+  "model",
+  "maxTurns",
+  "maxTokens",
+  "maxTotalTokens",
+] as const satisfies readonly SettingKey[];
+const BLOCKLIST_KEYS = ["blocklist", "block"] as const satisfies readonly SettingKey[];
+
+function sandboxOptions(command: Command): Command {
+  return addSettings(command, SANDBOX_KEYS);
 }
 
 /** `--publish` and `--devcontainer`, for the commands whose sandbox lives while someone uses it (run, exec, shell, mcp). */
 function publishOption(command: Command): Command {
-  return devcontainerOption(command).option(
-    "--publish <port[:hostport]>",
-    "make a server on this port of the sandbox's loopback reachable at the host's 127.0.0.1:HOSTPORT (default the same port) while harness runs (repeatable); the sandbox still has no network",
-    collect,
-  );
-}
-
-/** `--devcontainer`, for the same commands as `--publish`. */
-function devcontainerOption(command: Command): Command {
-  return command.option(
-    "--devcontainer [path]",
-    "take the image or Dockerfile build, containerEnv, remoteUser and postCreateCommand from this devcontainer.json (default: the workspace's .devcontainer/devcontainer.json); fields that would weaken the sandbox are ignored",
-  );
-}
-
-function sandboxOptions(command: Command): Command {
-  return command
-    .option("-w, --workspace <dir>", "project directory to mount in the sandbox (default: current directory)")
-    .option("--image <name>", "use this existing image instead of building harness's sandbox image")
-    .option("--network <mode>", "sandbox network: none (default), bridge or a network name")
-    .option(
-      "--user <uid[:gid]>",
-      "run sandbox commands as this user (default: the workspace owner; never root)",
-    )
-    .option("--runtime <name>", "OCI runtime for the sandbox, e.g. runsc (gVisor) where installed")
-    .option(
-      "--context <name>",
-      "Docker context (engine) to use, as 'docker context ls' lists them (default: DOCKER_HOST, DOCKER_CONTEXT, the current context)",
-    )
-    .option("--memory <size>", "sandbox memory limit, e.g. 2g")
-    .option("--tmp-size <size>", "size of the sandbox's /tmp (tmpfs, counts against memory), e.g. 512m")
-    .option("--home-size <size>", "size of the sandbox's home directory (tmpfs), e.g. 256m")
-    .option("--cpus <n>", "sandbox CPU limit in cores")
-    .option("--pids <n>", "sandbox process limit")
-    .option(
-      "--protect <path>",
-      "also mount this workspace path read-only (repeatable; always: .git/config, .git/hooks, .env, .envrc, .vscode, .devcontainer, .devcontainer.json)",
-      collect,
-    )
-    .option(
-      "--no-protect",
-      "mount nothing read-only: the task may rewrite git hooks and config the host later runs",
-    )
-    .option(
-      "--allow-host <pattern>",
-      "allowlist mode: let the sandbox reach this host through harness's gateway (repeatable; example.com, *.example.org, host:8443; default ports 443 and 80)",
-      collect,
-    )
-    .option(
-      "--allow <preset>",
-      "allowlist mode: allow a tool's registry as the host's own config names it (repeatable): npm, pypi (or pip), git=HOST",
-      collect,
-    )
-    .option(
-      "--allow-private",
-      "allowlist mode: allowed names may resolve to private, loopback or link-local addresses (internal registries)",
-    )
-    .option(
-      "--secret <NAME@HOST>",
-      "allowlist mode: the sandbox gets a placeholder in NAME; the gateway puts $NAME's real value (read here) into requests to HOST only (repeatable; allows HOST)",
-      collect,
-    )
-    .option(
-      "--allow-request <METHODS@HOST/PATH>",
-      "allowlist mode: limit an allowed host to these methods under this path prefix (repeatable; e.g. GET,HEAD@api.example.org/v1/)",
-      collect,
-    )
-    .option(
-      "--secret-in-body <NAME>",
-      "also put NAME's value into request bodies to its host (not only headers, URL and query)",
-      collect,
-    )
-    .option("--egress-limit <size>", "allowlist mode: most bytes through the gateway per run (default 2g)")
-    .option(
-      "--egress-wildcard-names <n>",
-      "allowlist mode: most distinct names looked up under each *.suffix entry per run (default 64)",
-    )
-    .option("--timeout <seconds>", "per-command timeout in seconds (default 120)")
-    .addOption(
-      new Option(
-        "--isolation <mode>",
-        "bind: mount the workspace (default); copy: work on a copy, show the changes, apply on request",
-      ).choices(["bind", "copy"]),
-    )
-    .option("--copy-limit <size>", "copy mode: most file content copied in and out (default 1g)")
-    .option(
-      "--copy-max-files <n>",
-      "copy mode: most files, directories and symlinks copied in and out (default 100000)",
-    )
-    .option("--apply", "copy mode: apply the sandbox's changes to the workspace without asking")
-    .option("--no-apply", "copy mode: show the sandbox's changes but never apply them");
+  return addSettings(command, ["publish", "devcontainer"]);
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -132,23 +81,17 @@ async function main(argv: string[]): Promise<number> {
     .showHelpAfterError()
     .exitOverride();
 
-  publishOption(
-    sandboxOptions(
-      program
-        .command("run")
-        .description("run the agent on a task (no task: an interactive prompt)")
-        .argument("[task...]", "what the agent should do"),
+  addSettings(
+    publishOption(
+      sandboxOptions(
+        program
+          .command("run")
+          .description("run the agent on a task (no task: an interactive prompt)")
+          .argument("[task...]", "what the agent should do"),
+      ),
     ),
+    [...AGENT_KEYS, ...BLOCKLIST_KEYS, "transcript", "outputFormat", "maxBudgetUsd"],
   )
-    .option("--model <id>", "model id (default: MODEL_ID from .env)")
-    .option("--max-turns <n>", "stop after this many model calls (default 50)")
-    .option("--max-tokens <n>", "output budget of one model response (default 8000)")
-    .option("--max-total-tokens <n>", "token budget over the whole run")
-    .option("--no-blocklist", "turn off the command blocklist (the container stays the boundary)")
-    .addOption(new Option("--block <regex...>", "extra blocklist patterns"))
-    .option("--transcript <path>", "write the JSONL transcript here (default: ~/.local/state/harness/runs/)")
-    .option("--output-format <format>", "what stdout carries: text (default), json or stream-json")
-    .option("--max-budget-usd <usd>", "stop the run when its estimated cost reaches this many US dollars")
     .option(
       "-c, --continue",
       "go on with the last run of this workspace: its conversation, its transcript, fresh limits",
@@ -167,7 +110,7 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await runCommand(task.join(" "), flags, interrupts);
     });
 
-  sandboxOptions(
+  const batch = sandboxOptions(
     program
       .command("batch")
       .description(
@@ -191,17 +134,14 @@ async function main(argv: string[]): Promise<number> {
     .option(
       "--retry <which>",
       "run again, besides tasks without a result: failed (every non-success) or errors (Docker, API)",
-    )
-    .option(
-      "--max-budget-usd <usd>",
-      "stop starting tasks once the batch's estimated cost reaches this many US dollars",
-    )
-    .option("--model <id>", "model id for tasks that name none (default: MODEL_ID from .env)")
-    .option("--max-turns <n>", "per task: stop after this many model calls (default 50)")
-    .option("--max-tokens <n>", "per task: output budget of one model response (default 8000)")
-    .option("--max-total-tokens <n>", "per task: token budget over the run")
-    .option("--no-blocklist", "turn off the command blocklist (the container stays the boundary)")
-    .addOption(new Option("--block <regex...>", "extra blocklist patterns"))
+    );
+  addSettings(batch, [...AGENT_KEYS, ...BLOCKLIST_KEYS, "maxBudgetUsd"], {
+    model: "model id for tasks that name none",
+    maxTurns: `per task: ${SETTINGS.maxTurns.help}`,
+    maxTokens: `per task: ${SETTINGS.maxTokens.help}`,
+    maxTotalTokens: `per task: ${SETTINGS.maxTotalTokens.help}`,
+    maxBudgetUsd: "stop starting tasks once the batch's estimated cost reaches this many US dollars",
+  })
     .addOption(
       new Option("--output-format <format>", "the summary on stdout: text (default) or json").choices([
         "text",
@@ -210,7 +150,12 @@ async function main(argv: string[]): Promise<number> {
     )
     .addHelpText(
       "after",
-      "\nTasks sharing a workspace each get copy isolation (their changes are saved as a diff beside the transcript, never applied).\nExit codes: 0 every task finished, 1 some ended with an error (Docker, API; --retry errors), 2 bad usage or tasks file,\n3 --max-budget-usd stopped the batch, 130 interrupted (run the same command again to resume).",
+      [
+        "",
+        "Tasks sharing a workspace each get copy isolation (their changes are saved as a diff beside the transcript, never applied).",
+        "Exit codes:",
+        ...batchExitCodes(),
+      ].join("\n"),
     )
     .action(async (tasks: string, flags: Flags) => {
       const { batchCommand } = await import("./cli/batch-command.js");
@@ -229,22 +174,21 @@ async function main(argv: string[]): Promise<number> {
     exitCode = await execCommand(args, flags, interrupts.begin());
   });
 
-  publishOption(
-    sandboxOptions(
-      program
-        .command("mcp")
-        .description(
-          "serve the sandbox's tools (bash, read_file, write_file, read_output, background_processes) to an MCP client over stdio",
-        ),
+  addSettings(
+    publishOption(
+      sandboxOptions(
+        program
+          .command("mcp")
+          .description(
+            "serve the sandbox's tools (bash, read_file, write_file, read_output, background_processes) to an MCP client over stdio",
+          ),
+      ),
     ),
-  )
-    .option("--no-blocklist", "turn off the command blocklist (the container stays the boundary)")
-    .addOption(new Option("--block <regex...>", "extra blocklist patterns"))
-    .option("--transcript <path>", "write the JSONL transcript here (default: ~/.local/state/harness/runs/)")
-    .action(async (flags: Flags) => {
-      const { mcpCommand } = await import("./cli/mcp-command.js");
-      exitCode = await mcpCommand(flags, interrupts.begin());
-    });
+    [...BLOCKLIST_KEYS, "transcript"],
+  ).action(async (flags: Flags) => {
+    const { mcpCommand } = await import("./cli/mcp-command.js");
+    exitCode = await mcpCommand(flags, interrupts.begin());
+  });
 
   publishOption(
     sandboxOptions(
@@ -356,15 +300,20 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await restoreGitCommand(id);
     });
 
-  program
-    .command("doctor")
-    .description("check whether harness can run here: engine, runtimes, image, workspace, disk")
-    .option("-w, --workspace <dir>", "workspace to check (default: current directory)")
-    .option("--image <name>", "check this image instead of harness's sandbox image")
-    .option("--user <uid[:gid]>", "the user sandbox commands would run as")
-    .option("--runtime <name>", "check this OCI runtime, e.g. runsc")
-    .option("--network <mode>", "the sandbox network the runtime must work with (default none)")
-    .option("--context <name>", "Docker context (engine) to check")
+  addSettings(
+    program
+      .command("doctor")
+      .description("check whether harness can run here: engine, runtimes, image, workspace, disk"),
+    ["workspace", "image", "user", "runtime", "network", "context"],
+    {
+      workspace: "workspace to check",
+      image: "check this image instead of harness's sandbox image",
+      user: "the user sandbox commands would run as",
+      runtime: "check this OCI runtime, e.g. runsc",
+      network: "the sandbox network the runtime must work with",
+      context: "Docker context (engine) to check",
+    },
+  )
     .addOption(new Option("--output-format <format>", "text (default) or json").choices(["text", "json"]))
     .addHelpText("after", () => DOCTOR_HELP_TEXT)
     .action(async (flags: Flags & { outputFormat?: string }) => {
@@ -399,10 +348,11 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await psCommand();
     });
 
-  program
-    .command("rm")
-    .description("remove the workspace's sandbox container (or all of them)")
-    .option("-w, --workspace <dir>", "workspace whose container to remove (default: current directory)")
+  addSettings(
+    program.command("rm").description("remove the workspace's sandbox container (or all of them)"),
+    ["workspace"],
+    { workspace: "workspace whose container to remove" },
+  )
     .option("--all", "remove every harness container")
     .action(async (flags: Flags & { all?: boolean }) => {
       const { rmCommand } = await import("./cli/container-commands.js");

@@ -1,7 +1,8 @@
 /**
  * Settings from flags and environment (after `.env` is loaded), validated once and frozen.
  * Explicit flags win over env; env is read when `loadConfig` is called, not at import, so a `.env`
- * loaded later still applies.
+ * loaded later still applies. Each setting's flag, variable, parser and default are the table's
+ * (src/settings/); this file decides what they mean together.
  */
 
 import { type AllowPreset, allowPresetHosts, PRESET_NAMES, parseAllowPreset } from "./allow-presets.js";
@@ -24,72 +25,22 @@ import {
   SANDBOX_DEFAULTS,
   type SandboxRequest,
 } from "./sandbox/sandbox-request.js";
-import { parseSandboxUser } from "./sandbox/sandbox-user.js";
+import { OUTPUT_FORMATS, type OutputFormat } from "./settings/agent-settings.js";
+import { parseByteSize } from "./settings/parsers.js";
+import { readSettings } from "./settings/read-setting.js";
+import { flagName } from "./settings/setting.js";
+import { SETTINGS, type SettingFlags } from "./settings/settings.js";
 
-/** Flags as commander parses them; every one optional. */
-export interface CliFlags {
-  workspace?: string;
-  model?: string;
-  timeout?: string;
-  maxTurns?: string;
-  maxTokens?: string;
-  maxTotalTokens?: string;
-  image?: string;
-  network?: string;
-  user?: string;
-  runtime?: string;
-  memory?: string;
-  tmpSize?: string;
-  homeSize?: string;
-  cpus?: string;
-  pids?: string;
-  blocklist?: boolean;
-  block?: string[];
-  /** `--protect PATH` (repeatable) gives the paths; `--no-protect` gives false. */
-  protect?: string[] | false;
-  /** `--isolation bind|copy`. */
-  isolation?: string;
-  /** `--context NAME`: the Docker context (engine) to use. */
-  context?: string;
-  /** `--copy-limit SIZE`, e.g. 2g. */
-  copyLimit?: string;
-  /** `--copy-max-files N`: most files, directories and symlinks copied in and out. */
-  copyMaxFiles?: string;
-  /** `--publish PORT[:HOSTPORT]` (repeatable): sandbox ports reachable on the host's 127.0.0.1. */
-  publish?: string[];
-  /** `--devcontainer [PATH]`: true without a PATH (the workspace's .devcontainer/devcontainer.json). Flag only. */
-  devcontainer?: string | boolean;
-  /** `--allow-host PATTERN` (repeatable): allowlist mode's entries. */
-  allowHost?: string[];
-  /** `--allow PRESET` (repeatable): npm, pypi (pip), git=HOST. */
-  allow?: string[];
-  /** `--secret NAME@HOST` (repeatable): NAME's value goes to HOST only, through the gateway. */
-  secret?: string[];
-  /** `--allow-request METHODS@HOST/PATH` (repeatable): narrows an allowed host. Flag only. */
-  allowRequest?: string[];
+export { OUTPUT_FORMATS, type OutputFormat, parseByteSize };
+
+/**
+ * Flags as commander parses them, every one optional: one field per setting of the table
+ * (src/settings/), typed by its flag (text, list or switch).
+ */
+export interface CliFlags extends SettingFlags {
   /** A batch task's `secrets`: only these of the `--secret` grants (names). Not a command-line flag. */
   secretNames?: string[];
-  /** `--secret-in-body NAME` (repeatable): also swap NAME's placeholder in request bodies. */
-  secretInBody?: string[];
-  /** `--allow-private`: allowed names may resolve to private and loopback addresses. */
-  allowPrivate?: boolean;
-  /** `--egress-limit SIZE`: most bytes through the gateway per run. */
-  egressLimit?: string;
-  /**
-   * `--egress-wildcard-names N`: most distinct names looked up under each wildcard entry. Flag only,
-   * like `--allow-private`: a `.env` the sandbox can write must not widen a channel out of it.
-   */
-  egressWildcardNames?: string;
-  /** `--apply` gives true, `--no-apply` false, neither undefined (copy mode: ask on a terminal). */
-  apply?: boolean;
-  transcript?: string;
-  outputFormat?: string;
-  maxBudgetUsd?: string;
 }
-
-/** What `harness run` prints on stdout (docs/output-formats.md). */
-export const OUTPUT_FORMATS = ["text", "json", "stream-json"] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** The sandbox request (sandbox-request.ts) as flags and env give it, with what the CLI always decides. */
 export interface SandboxConfig extends SandboxRequest {
@@ -151,48 +102,9 @@ export interface AgentConfig {
   pricing: ModelPricing | undefined;
 }
 
-/** The agent's defaults; the sandbox's are SANDBOX_DEFAULTS. */
-export const DEFAULTS = {
-  maxTurns: 50,
-  maxTokens: 8000,
-} as const;
-
-function positiveNumber(name: string, value: string | undefined, integer = true): number | undefined {
-  if (value === undefined || value === "") return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
-    throw new ConfigError(`${name} must be a positive ${integer ? "whole " : ""}number, got '${value}'`);
-  }
-  return n;
-}
-
 /** "2g", "512m", "1024k" or plain bytes, for --memory. */
 export function parseMemory(value: string | undefined): number | undefined {
   return parseByteSize("--memory", value);
-}
-
-/** "2g", "500m", "1GiB", "4096" (bytes); for a size flag named `flag`. */
-export function parseByteSize(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const match = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i.exec(value.trim());
-  const scale = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[
-    (match?.[2] ?? "").toLowerCase()
-  ];
-  const bytes = Math.round(Number(match?.[1]) * (scale ?? 1));
-  if (!match || !(bytes > 0)) throw new ConfigError(`${flag} must look like 500m or 2g, got '${value}'`);
-  return bytes;
-}
-
-/** Per-command timeout in ms; Node's timers hold at most 2^31-1 ms (about 24 days). */
-function timeoutMs(value: string | undefined): number {
-  const seconds = positiveNumber("--timeout", value, false) ?? SANDBOX_DEFAULTS.timeoutMs / 1000;
-  if (seconds * 1000 > 2 ** 31 - 1)
-    throw new ConfigError(`--timeout must be at most 2147483 seconds, got '${value}'`);
-  return Math.round(seconds * 1000);
-}
-
-function mebibytes(bytes: number | undefined): number | undefined {
-  return bytes === undefined ? undefined : Math.max(1, Math.ceil(bytes / 1024 ** 2));
 }
 
 export function loadSandboxConfig(
@@ -200,49 +112,39 @@ export function loadSandboxConfig(
   flags: CliFlags,
   options: SandboxConfigOptions = {},
 ): Readonly<SandboxConfig> {
-  const user = flags.user === undefined ? undefined : parseSandboxUser(flags.user);
-  if (user?.ok === false) throw new ConfigError(`--user ${user.reason}`);
-  const isolation = flags.isolation ?? "bind";
-  if (isolation !== "bind" && isolation !== "copy")
-    throw new ConfigError(`--isolation must be bind or copy, got '${isolation}'`);
-  const network = flags.network ?? env["HARNESS_NETWORK"] ?? SANDBOX_DEFAULTS.network;
-  const workspace = flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd();
+  const read = readSettings(flags, env);
+  const user = read.value("user");
+  const isolation = read.value("isolation");
+  const network = read.value("network");
+  const workspace = read.text("workspace") ?? process.cwd();
   const devcontainer = flags.devcontainer ?? false;
   return Object.freeze({
     workspace,
-    image: flags.image ?? env["HARNESS_IMAGE"] ?? undefined,
+    image: read.text("image"),
     network,
-    user: user?.user,
-    runtime: flags.runtime ?? env["HARNESS_RUNTIME"] ?? undefined,
-    memoryBytes: parseMemory(flags.memory ?? env["HARNESS_MEMORY"]),
-    tmpSizeMiB: mebibytes(parseByteSize("--tmp-size", flags.tmpSize ?? env["HARNESS_TMP_SIZE"])),
-    homeSizeMiB: mebibytes(parseByteSize("--home-size", flags.homeSize ?? env["HARNESS_HOME_SIZE"])),
-    cpus: positiveNumber("--cpus", flags.cpus ?? env["HARNESS_CPUS"], false),
-    pidsLimit: positiveNumber("--pids", flags.pids ?? env["HARNESS_PIDS"]),
+    user,
+    runtime: read.text("runtime"),
+    memoryBytes: read.value("memory"),
+    tmpSizeMiB: read.value("tmpSize"),
+    homeSizeMiB: read.value("homeSize"),
+    cpus: read.value("cpus"),
+    pidsLimit: read.value("pids"),
     protect: Object.freeze({
       disabled: flags.protect === false,
       extraPaths: (flags.protect || []).map(normalizeProtectPath),
     }),
     isolation,
     isolationExplicit: flags.isolation !== undefined,
-    dockerContext: flags.context,
-    copyLimitBytes: parseByteSize("--copy-limit", flags.copyLimit),
-    copyMaxFiles: positiveNumber("--copy-max-files", flags.copyMaxFiles),
-    timeoutMs: timeoutMs(flags.timeout ?? env["HARNESS_TIMEOUT"]),
+    dockerContext: read.text("context"),
+    copyLimitBytes: read.value("copyLimit"),
+    copyMaxFiles: read.value("copyMaxFiles"),
+    timeoutMs: read.value("timeout"),
     egress: loadEgressConfig(env, flags, network, options.inheritEgress),
     ...(flags.publish === undefined ? {} : { publish: parsePublishFlags(flags.publish) }),
     ...(devcontainer === false
       ? {}
       : { devcontainer: loadDevcontainer(workspace, devcontainer === true ? undefined : devcontainer) }),
   });
-}
-
-/** A comma-separated env list: trimmed, empty items dropped. */
-function envList(value: string | undefined): string[] {
-  return (value ?? "")
-    .split(",")
-    .map((item) => item.trim())
-    .filter((item) => item !== "");
 }
 
 /**
@@ -256,20 +158,17 @@ function loadEgressConfig(
   network: string,
   inherited: SandboxConfigOptions["inheritEgress"],
 ): EgressConfig | undefined {
-  const fromEnv = flags.allowHost === undefined;
-  const hosts = flags.allowHost ?? envList(env["HARNESS_ALLOW_HOSTS"]);
-  const presets = (flags.allow ?? envList(env["HARNESS_ALLOW"])).map((text): AllowPreset => {
+  const read = readSettings(flags, env);
+  const { items: hosts, fromEnv } = read.list("allowHost");
+  const presets = read.list("allow").items.map((text): AllowPreset => {
     const preset = parseAllowPreset(text);
     if (preset === undefined) throw new ConfigError(`--allow must be ${PRESET_NAMES}, got '${text}'`);
     return preset;
   });
-  // Empty is unset: compose passes HARNESS_EGRESS_LIMIT through as "" when it is not given.
-  const limitBytes = parseByteSize(
-    "--egress-limit",
-    flags.egressLimit ?? (env["HARNESS_EGRESS_LIMIT"] || undefined),
-  );
+  // Empty is unset (read-setting.ts): compose passes HARNESS_EGRESS_LIMIT through as "" when not given.
+  const limitBytes = read.value("egressLimit");
   const allowPrivate = flags.allowPrivate === true;
-  const wildcardNames = positiveNumber("--egress-wildcard-names", flags.egressWildcardNames);
+  const wildcardNames = read.value("egressWildcardNames");
   const secrets = loadSecrets(env, flags);
   const requestRules = (flags.allowRequest ?? []).map((text) => {
     const parsed = parseRequestRule(text);
@@ -308,7 +207,8 @@ function loadEgressConfig(
       `--allow-host and --allow need --network none (the default): the gateway must be the sandbox's only way out, got --network ${network}`,
     );
   }
-  const entries = hosts.map((text) => checkedEntry(text, fromEnv ? "HARNESS_ALLOW_HOSTS" : "--allow-host"));
+  const hostsFrom = fromEnv ? SETTINGS.allowHost.env : flagName(SETTINGS.allowHost);
+  const entries = hosts.map((text) => checkedEntry(text, hostsFrom));
   for (const preset of presets) {
     const flag = preset.kind === "git" ? `--allow git=${preset.host}` : `--allow ${preset.kind}`;
     for (const text of allowPresetHosts(preset, env)) entries.push(checkedEntry(text, flag));
@@ -323,9 +223,8 @@ function loadEgressConfig(
  * every key it does not know) nor HARNESS_SECRETS (a widening key).
  */
 function loadSecrets(env: NodeJS.ProcessEnv, flags: CliFlags): SecretGrant[] {
-  const fromEnv = flags.secret === undefined;
-  const texts = flags.secret ?? (env["HARNESS_SECRETS"] ?? "").split(/\s+/).filter((t) => t !== "");
-  const flag = fromEnv ? "HARNESS_SECRETS" : "--secret";
+  const { items: texts, fromEnv } = readSettings(flags, env).list("secret");
+  const flag = fromEnv ? SETTINGS.secret.env : flagName(SETTINGS.secret);
   const inBody = new Set(flags.secretInBody ?? []);
   const grants: SecretGrant[] = [];
   for (const text of texts) {
@@ -383,30 +282,24 @@ function egressConfig(
 }
 
 export function loadAgentConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readonly<AgentConfig> {
-  const apiKey = env["ANTHROPIC_API_KEY"]?.trim();
+  const read = readSettings(flags, env);
+  const apiKey = read.text("apiKey")?.trim();
   if (!apiKey) {
     throw new ConfigError(
       "ANTHROPIC_API_KEY is not set: put ANTHROPIC_API_KEY=... in a .env file in the current directory (see .env.example) or export it; to see harness work without a key, replay the example: harness replay examples/hello/transcript.jsonl",
     );
   }
-  const model = (flags.model ?? env["MODEL_ID"])?.trim();
+  const model = read.text("model")?.trim();
   if (!model) {
     throw new ConfigError("no model given: put MODEL_ID=... in .env (see .env.example) or pass --model");
   }
-  const baseURL = env["ANTHROPIC_BASE_URL"]?.trim() || undefined;
+  const baseURL = read.text("baseURL")?.trim();
   if (baseURL !== undefined && !/^https?:\/\//.test(baseURL)) {
     throw new ConfigError(`ANTHROPIC_BASE_URL must be an http(s) URL, got '${baseURL}'`);
   }
-  const outputFormat = (flags.outputFormat ?? env["HARNESS_OUTPUT_FORMAT"] ?? "text").trim();
-  if (!(OUTPUT_FORMATS as readonly string[]).includes(outputFormat)) {
-    throw new ConfigError(`--output-format must be ${OUTPUT_FORMATS.join(", ")}, got '${outputFormat}'`);
-  }
+  const outputFormat = read.value("outputFormat");
   const pricing = resolvePricing(model, env);
-  const maxBudgetUsd = positiveNumber(
-    "--max-budget-usd",
-    flags.maxBudgetUsd ?? env["HARNESS_MAX_BUDGET_USD"],
-    false,
-  );
+  const maxBudgetUsd = read.value("maxBudgetUsd");
   if (maxBudgetUsd !== undefined && pricing === undefined) {
     throw new ConfigError(
       `--max-budget-usd needs prices, and none are known for model '${model}': set ${PRICE_ENV_VARS.join(", ")} (USD per million tokens; input and output at least)`,
@@ -416,18 +309,14 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readon
     apiKey,
     model,
     baseURL,
-    maxTurns: positiveNumber("--max-turns", flags.maxTurns ?? env["HARNESS_MAX_TURNS"]) ?? DEFAULTS.maxTurns,
-    maxTokens:
-      positiveNumber("--max-tokens", flags.maxTokens ?? env["HARNESS_MAX_TOKENS"]) ?? DEFAULTS.maxTokens,
-    maxTotalTokens: positiveNumber(
-      "--max-total-tokens",
-      flags.maxTotalTokens ?? env["HARNESS_MAX_TOTAL_TOKENS"],
-    ),
+    maxTurns: read.value("maxTurns"),
+    maxTokens: read.value("maxTokens"),
+    maxTotalTokens: read.value("maxTotalTokens"),
     blocklist: Object.freeze({
       disabled: flags.blocklist === false,
       extraPatterns: [...(flags.block ?? [])],
     }),
-    outputFormat: outputFormat as OutputFormat,
+    outputFormat,
     maxBudgetUsd,
     pricing,
   });

@@ -1,41 +1,14 @@
 /**
  * TASKS.jsonl: one task a line, `{"id", "workspace", "task"}` plus any of `run`'s per-task settings
- * (TASK_SETTINGS; never one that widens the sandbox). Read whole and checked before anything runs: a bad line is a usage error naming
- * its line number, never a task that fails later.
+ * (the table's `perTask` ones, src/settings/; never one that widens the sandbox). Read whole and
+ * checked before anything runs: a bad line is a usage error naming its line number, never a task
+ * that fails later.
  */
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type { CliFlags } from "../config.js";
 import { ConfigError } from "../errors.js";
-
-/** Per-task keys and the `run` flag each stands for; values are what that flag takes. */
-export const TASK_SETTINGS = {
-  model: "model",
-  maxTurns: "maxTurns",
-  maxTokens: "maxTokens",
-  maxTotalTokens: "maxTotalTokens",
-  maxBudgetUsd: "maxBudgetUsd",
-  timeout: "timeout",
-  image: "image",
-  isolation: "isolation",
-  network: "network",
-  memory: "memory",
-  cpus: "cpus",
-} as const satisfies Record<string, keyof CliFlags>;
-
-/**
- * Settings that would give a task's sandbox more than the batch's flags do: a network, hosts to
- * reach. A tasks file is often generated, or written by the tasks' own output; these come from the
- * `batch` command's flags (or the real environment) only, like `--allow-private`.
- */
-const WIDENING_SETTINGS: Readonly<Record<string, string>> = {
-  allowHost: "--allow-host",
-  allow: "--allow",
-  allowPrivate: "--allow-private",
-  secret: "--secret",
-};
-
-type SettingKey = keyof typeof TASK_SETTINGS;
+import { TASK_KEYS, wideningFlag } from "../settings/settings.js";
 
 /** One task as the file gives it. */
 export interface BatchTask {
@@ -105,17 +78,20 @@ function toTask(value: unknown, where: string, baseDir: string, line: number): B
       flags.secretNames = secretNames(v, where);
       continue;
     }
-    const widening = WIDENING_SETTINGS[key];
-    if (widening !== undefined || (key === "network" && v !== "none")) {
+    // A tasks file is often generated, or written by the tasks' own output: what would give a task's
+    // sandbox more than the batch's flags do (a network, hosts to reach) comes from those flags only.
+    const widening = wideningFlag("task", key, v);
+    if (widening !== undefined) {
       throw new ConfigError(
-        `${where}: '${key}' would widen the task's sandbox, which a tasks file cannot do: pass ${widening ?? "--network"} to harness batch instead`,
+        `${where}: '${key}' would widen the task's sandbox, which a tasks file cannot do: pass ${widening} to harness batch instead`,
       );
     }
-    if (!Object.hasOwn(TASK_SETTINGS, key)) {
-      const known = Object.keys(TASK_SETTINGS).join(", ");
-      throw new ConfigError(`${where}: unknown setting '${key}' (known: id, workspace, task, ${known})`);
+    if (!(TASK_KEYS as readonly string[]).includes(key)) {
+      throw new ConfigError(
+        `${where}: unknown setting '${key}' (known: id, workspace, task, ${TASK_KEYS.join(", ")})`,
+      );
     }
-    setFlag(flags, key as SettingKey, v, where);
+    setFlag(flags, key, v, where);
   }
   return { id, workspace, task, flags, line };
 }
@@ -136,9 +112,9 @@ function secretNames(value: unknown, where: string): string[] {
   return value as string[];
 }
 
-function setFlag(flags: CliFlags, key: SettingKey, value: unknown, where: string): void {
-  const flag = TASK_SETTINGS[key];
+/** A task's key is the flag's own key in `CliFlags`; values are what that flag takes. */
+function setFlag(flags: CliFlags, key: string, value: unknown, where: string): void {
   if (typeof value !== "string" && typeof value !== "number")
     throw new ConfigError(`${where}: '${key}' must be a string or a number`);
-  (flags as Record<string, unknown>)[flag] = String(value);
+  (flags as Record<string, unknown>)[key] = String(value);
 }

@@ -8,6 +8,7 @@ import {
 } from "../sandbox/docker/container/container-registry.js";
 import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
 import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
+import { readSettings } from "../settings/read-setting.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { reviewCopyChanges } from "./copy-changes.js";
 import { openSandbox } from "./sandbox-from-config.js";
@@ -42,7 +43,7 @@ export async function rmCommand(flags: CliFlags & { all?: boolean }): Promise<nu
   const docker = await connectDocker();
   let workspace: string | undefined;
   if (!flags.all) {
-    const given = flags.workspace ?? process.cwd();
+    const given = readSettings(flags, process.env).text("workspace") ?? process.cwd();
     workspace = await realpath(given).catch(() => {
       throw new ConfigError(
         `workspace '${given}' does not exist (use --all to remove every harness container)`,

@@ -10,6 +10,7 @@ import { ConfigError } from "../errors.js";
 import type { MessageParam } from "../model/model-client.js";
 import { isProcessAlive } from "../runs/run-activity.js";
 import { namedRun, newestRunOfWorkspace, type RunToContinue } from "../runs/run-to-continue.js";
+import { readSettings } from "../settings/read-setting.js";
 import { managedRunIdOf, pidOfRunId, runsDir } from "../state/run-layout.js";
 import { readConversation } from "../transcript/read-conversation.js";
 
@@ -41,7 +42,7 @@ export interface ContinuedRun extends RunToContinue {
 }
 
 export interface ContinueOptions {
-  /** Env for HARNESS_WORKSPACE and the state directory. */
+  /** Env for the workspace setting and the state directory. */
   env: NodeJS.ProcessEnv;
   /** Process check, for tests. */
   isAlive?: (pid: number) => boolean;
@@ -67,7 +68,7 @@ export async function loadContinuedRun(
   const dir = runsDir(env);
   let found: RunToContinue;
   if (resume === undefined) {
-    const workspace = realWorkspace(flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd());
+    const workspace = realWorkspace(readSettings(flags, env).text("workspace") ?? process.cwd());
     const newest = newestRunOfWorkspace(dir, workspace, env);
     if (newest === undefined)
       throw new ConfigError(
@@ -109,7 +110,7 @@ export async function loadContinuedRun(
   }
   return {
     ...found,
-    workspace: recorded ?? realWorkspace(flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd()),
+    workspace: recorded ?? realWorkspace(readSettings(flags, env).text("workspace") ?? process.cwd()),
     messages: conversation.messages,
     incompleteCalls: conversation.incompleteCalls.length,
     highestOutputId: highestOutputId(conversation.messages),

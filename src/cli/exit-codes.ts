@@ -1,33 +1,85 @@
 /**
- * The exit-code contract of every harness command, documented in the README and tested end to end:
- * the one place that turns how something ended into a process exit code. `harness exec` is the
- * exception that mirrors the command: it exits with the command's own code.
+ * The exit-code contract of every harness command, tested end to end: the one place that turns how
+ * something ended into a process exit code, and the one place each code's meaning is written. The
+ * README's "Exit codes" table is `exitCodeTable()` (test/unit/cli/exit-codes-readme.test.ts compares
+ * them), and `harness batch --help` lists `batchExitCodes()`. `harness exec` is the exception that
+ * mirrors the command: it exits with the command's own code.
  */
 import type { ExitStatus } from "../agent/exit-status.js";
 
-export const EXIT = {
-  /** The run finished: the model ended its turn. */
-  ok: 0,
-  /** Infrastructure failed: the model API (after retries) or Docker. */
-  error: 1,
-  /** Bad usage or configuration: flags, missing key or model, unreadable workspace. */
-  usage: 2,
-  /** A turn limit or a token/cost budget was reached. */
-  limit: 3,
-  /** The model refused, or could not go on (context window full, repeated malformed output). */
-  modelStopped: 4,
-  /** `harness replay`: a replayed command's exit code or output differed from the recording. */
-  diverged: 5,
-  /** `harness exec`: the command timed out (as timeout(1) reports it). */
-  timedOut: 124,
+interface ExitCode {
+  code: number;
+  /** What it means, as the README's table says it. */
+  meaning: string;
+  /** Only `harness exec` uses it: the README says so in prose, beside the table. */
+  execOnly?: true;
+}
+
+const EXIT_CODES = {
+  ok: { code: 0, meaning: "the run finished: the model ended its turn" },
+  error: { code: 1, meaning: "an error: the model API (after retries) or Docker" },
+  usage: {
+    code: 2,
+    meaning: "a usage or configuration error: flags, missing key or model, unreadable workspace",
+  },
+  limit: { code: 3, meaning: "the turn limit, the token budget or the cost budget was reached" },
+  modelStopped: {
+    code: 4,
+    meaning: "the model refused, or could not go on (context window full, repeatedly cut-off output)",
+  },
+  diverged: {
+    code: 5,
+    meaning: "`harness replay`: a replayed call's exit code or output differed from the recording",
+  },
+  timedOut: {
+    code: 124,
+    meaning: "`harness exec`: the command timed out (as timeout(1) reports it)",
+    execOnly: true,
+  },
   /**
-   * `harness exec`: the reader of its stdout or stderr went away (`| head -1`), so the command was
-   * killed; 128 + SIGPIPE, as a shell reports a pipeline member that SIGPIPE ended.
+   * The reader of its stdout or stderr went away (`| head -1`), so the command was killed; 128 +
+   * SIGPIPE, as a shell reports a pipeline member that SIGPIPE ended.
    */
-  brokenPipe: 141,
-  /** Interrupted by Ctrl-C (128 + SIGINT, shell style). */
-  interrupted: 130,
-} as const;
+  brokenPipe: {
+    code: 141,
+    meaning: "`harness exec`: the reader of its output went away, so the command was killed",
+    execOnly: true,
+  },
+  /** 128 + SIGINT, shell style. */
+  interrupted: { code: 130, meaning: "interrupted (Ctrl-C)" },
+} as const satisfies Record<string, ExitCode>;
+
+export type ExitName = keyof typeof EXIT_CODES;
+
+/** Each exit code by name: `EXIT.usage` is 2. */
+export const EXIT = Object.freeze(
+  Object.fromEntries(Object.entries(EXIT_CODES).map(([name, { code }]) => [name, code])),
+) as { readonly [K in ExitName]: (typeof EXIT_CODES)[K]["code"] };
+
+/** The README's table: `| code | meaning |`, then a row per code but `harness exec`'s own, by code. */
+export function exitCodeTable(): string[] {
+  const rows = Object.values(EXIT_CODES as Record<string, ExitCode>)
+    .filter((c) => !c.execOnly)
+    .sort((a, b) => a.code - b.code)
+    .map((c) => `| ${c.code} | ${c.meaning} |`);
+  return ["| code | meaning |", "|---|---|", ...rows];
+}
+
+/** What `harness batch`'s codes mean (a batch ends differently from one run). */
+const BATCH_MEANINGS: Readonly<Partial<Record<ExitName, string>>> = {
+  ok: "every task finished",
+  error: "some ended with an error (Docker, API; --retry errors)",
+  usage: "bad usage or tasks file",
+  limit: "--max-budget-usd stopped the batch",
+  interrupted: "interrupted (run the same command again to resume)",
+};
+
+/** `harness batch --help`'s lines: "  0   every task finished", … */
+export function batchExitCodes(): string[] {
+  return Object.entries(BATCH_MEANINGS).map(
+    ([name, meaning]) => `  ${String(EXIT[name as ExitName]).padEnd(4)}${meaning}`,
+  );
+}
 
 /**
  * `harness run`'s exit code per way a run can end. `usage` (2) is never a run's: the CLI returns it

@@ -40,6 +40,13 @@ export const SANDBOX_DEFAULTS = Object.freeze({
   killGraceSeconds: 2,
   /** Allowlist mode: most bytes (up plus down) all of a run's connections may carry. */
   egressLimitBytes: 2 * 1024 ** 3,
+  /**
+   * Allowlist mode: distinct names one wildcard entry may have looked up in a run. Every name under
+   * `*.suffix` is resolved on the host, and the query for it reaches whoever serves the zone, so the
+   * names themselves can carry data out: 64 names of at most 253 bytes bound that to about 16 KB an
+   * entry, while a real run reaches a handful of names under a registry's or a CDN's wildcard.
+   */
+  egressWildcardNames: 64,
   /** Allowlist mode: most connections open through the gateway at once. */
   egressMaxConnections: 64,
   /** Allowlist mode: a connection with no byte either way for this long is closed. */

@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { rootCertificates } from "node:tls";
 import { ConfigError, HarnessError, SandboxError } from "../../errors.js";
 import type { EgressMonitor, EgressRecord } from "../sandbox.js";
+import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { EgressConnection } from "./egress-connection.js";
 import { EgressLedger, type EgressTotals } from "./egress-ledger.js";
 import { forward, handleRequest } from "./forward-http.js";
@@ -32,13 +33,8 @@ export type { CallTag, GatewayOptions } from "./gateway-options.js";
 
 const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 
-/**
- * Distinct names one wildcard entry may have looked up in a run. Every name under `*.suffix` is
- * resolved on the host, and the query for it reaches whoever serves the zone, so the names
- * themselves can carry data out: 64 names of at most 253 bytes bound that to about 16 KB an entry,
- * while a real run reaches a handful of names under a registry's or a CDN's wildcard.
- */
-export const DEFAULT_WILDCARD_NAMES = 64;
+/** Distinct names one wildcard entry may have looked up in a run (why 64: `SANDBOX_DEFAULTS`). */
+export const DEFAULT_WILDCARD_NAMES = SANDBOX_DEFAULTS.egressWildcardNames;
 
 export class EgressGateway implements EgressMonitor {
   /** Host path of the socket, `${process.pid}-${random}.sock` in `socketDir`. */

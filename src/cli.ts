@@ -108,6 +108,11 @@ function sandboxOptions(command: Command): Command {
       "--copy-max-files <n>",
       "copy mode: most files, directories and symlinks copied in and out (default 100000)",
     )
+    .option("--no-package-cache", "do not share npm's and pip's caches with this user's other sandboxes")
+    .option(
+      "--package-cache-max <size>",
+      "most the shared package cache keeps; the least recently used files go at each sandbox start (default 2g)",
+    )
     .option("--apply", "copy mode: apply the sandbox's changes to the workspace without asking")
     .option("--no-apply", "copy mode: show the sandbox's changes but never apply them");
 }
@@ -396,7 +401,9 @@ async function main(argv: string[]): Promise<number> {
     .description("remove the workspace's sandbox container (or all of them)")
     .option("-w, --workspace <dir>", "workspace whose container to remove (default: current directory)")
     .option("--all", "remove every harness container")
-    .action(async (flags: Flags & { all?: boolean }) => {
+    .option("--cache", "remove the shared package cache (npm's and pip's downloads) instead, and only it")
+    .option("--user <uid>", "with --cache: only this sandbox user's cache (default: every user's)")
+    .action(async (flags: Flags & { all?: boolean; cache?: boolean }) => {
       const { rmCommand } = await import("./cli/container-commands.js");
       exitCode = await rmCommand(flags);
     });

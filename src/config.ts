@@ -76,6 +76,10 @@ export interface CliFlags {
    * like `--allow-private`: a `.env` the sandbox can write must not widen a channel out of it.
    */
   egressWildcardNames?: string;
+  /** `--no-package-cache` gives false: no shared npm/pip cache. Flag only, like `protect`. */
+  packageCache?: boolean;
+  /** `--package-cache-max SIZE`: most bytes the shared package cache keeps (default 2g). */
+  packageCacheMax?: string;
   /** `--apply` gives true, `--no-apply` false, neither undefined (copy mode: ask on a terminal). */
   apply?: boolean;
   transcript?: string;
@@ -225,6 +229,15 @@ export function loadSandboxConfig(
     timeoutMs: timeoutMs(flags.timeout ?? env["HARNESS_TIMEOUT"]),
     egress: loadEgressConfig(env, flags, network, options.inheritEgress),
     ...(flags.publish === undefined ? {} : { publish: parsePublishFlags(flags.publish) }),
+    // On unless --no-package-cache: a flag only, so a .env the sandbox wrote cannot switch it.
+    packageCache:
+      flags.packageCache === false
+        ? undefined
+        : {
+            maxBytes:
+              parseByteSize("--package-cache-max", flags.packageCacheMax) ??
+              SANDBOX_DEFAULTS.packageCacheMaxBytes,
+          },
   });
 }
 

@@ -3,7 +3,9 @@
  * do), as text or JSON. Exit 0 when harness can run (warnings allowed), 1 when a check failed.
  */
 import { type CliFlags, loadSandboxConfig } from "../config.js";
+import { connectEngine } from "../sandbox/docker/engine/docker-client.js";
 import { engineChecks, inspectEngine } from "../sandbox/docker/engine-doctor.js";
+import { packageCacheCheck } from "../sandbox/docker/package-cache/package-cache-doctor.js";
 import type { DoctorCheck } from "../sandbox/doctor-check.js";
 import { freeDiskCheck, workspaceCheck } from "../sandbox/host/host-doctor.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
@@ -35,6 +37,13 @@ export async function runDoctorChecks(flags: CliFlags, env: NodeJS.ProcessEnv): 
     checks.push(engine.unreachable);
   } else {
     checks.push(...engineChecks(engine.facts, { runtime: sandbox.runtime, network }));
+    const { docker } = await connectEngine(env, flags.context);
+    checks.push(
+      await packageCacheCheck(
+        docker,
+        sandbox.packageCache?.maxBytes ?? SANDBOX_DEFAULTS.packageCacheMaxBytes,
+      ),
+    );
     const root = engine.facts.info.DockerRootDir;
     if (root && !engine.facts.remote) {
       const disk = await freeDiskCheck("engine disk", root);

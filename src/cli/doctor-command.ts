@@ -2,6 +2,7 @@
  * `harness doctor`: whether harness can run here, one line per check (ok, warn or fail, and what to
  * do), as text or JSON. Exit 0 when harness can run (warnings allowed), 1 when a check failed.
  */
+import { stat } from "node:fs/promises";
 import { type CliFlags, loadSandboxConfig } from "../config.js";
 import { connectEngine } from "../sandbox/docker/engine/docker-client.js";
 import { engineChecks, inspectEngine } from "../sandbox/docker/engine-doctor.js";
@@ -9,6 +10,7 @@ import { packageCacheCheck } from "../sandbox/docker/package-cache/package-cache
 import type { DoctorCheck } from "../sandbox/doctor-check.js";
 import { freeDiskCheck, workspaceCheck } from "../sandbox/host/host-doctor.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
+import { parseUserIds } from "../sandbox/sandbox-user.js";
 import { harnessStateDir } from "../state/state-dir.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { EXIT } from "./exit-codes.js";

@@ -17,32 +17,45 @@ import sys
 LOW_WATER = 0.8
 
 
+def walk(root):
+    """Every entry below root, lstat'ed: no symlink is followed, not even to ask if it is a directory
+    (that would read the link, and so mark it as just used)."""
+    stack = [root]
+    while stack:
+        try:
+            listing = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in listing:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(entry.path)
+            yield entry.path, st
+
+
 def entries(root):
     """(last use, bytes, path) of every non-directory below root, and the bytes of the directories."""
     files = []
     dir_bytes = 0
-    for parent, dirs, names in os.walk(root, followlinks=False):
-        for name in dirs + names:
-            path = os.path.join(parent, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            used = st.st_blocks * 512
-            if stat.S_ISDIR(st.st_mode):
-                dir_bytes += used
-            else:
-                files.append((max(st.st_atime, st.st_mtime), used, path))
+    for path, st in walk(root):
+        used = st.st_blocks * 512
+        if stat.S_ISDIR(st.st_mode):
+            dir_bytes += used
+        else:
+            files.append((max(st.st_atime, st.st_mtime), used, path))
     return files, dir_bytes
 
 
 def remove_empty_dirs(root):
-    for parent, dirs, _names in os.walk(root, topdown=False, followlinks=False):
-        for name in dirs:
-            try:
-                os.rmdir(os.path.join(parent, name))
-            except OSError:
-                pass
+    dirs = [path for path, st in walk(root) if stat.S_ISDIR(st.st_mode)]
+    for path in sorted(dirs, key=len, reverse=True):
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
 
 
 def main():

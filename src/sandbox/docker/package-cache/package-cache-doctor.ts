@@ -12,11 +12,15 @@ interface DfVolume {
   UsageData?: { Size?: number } | null;
 }
 
-/** One line, never an exception: the cache is a convenience, never a reason harness cannot run. */
-export async function packageCacheCheck(docker: Docker, maxBytes: number): Promise<DoctorCheck> {
+/** `uid`'s cache (every user's when undefined), in one line, never an exception: the cache is a convenience, never a reason harness cannot run. */
+export async function packageCacheCheck(
+  docker: Docker,
+  maxBytes: number,
+  uid?: number,
+): Promise<DoctorCheck> {
   const name = "package cache";
   try {
-    const volumes = await listPackageCacheVolumes(docker);
+    const volumes = await listPackageCacheVolumes(docker, uid);
     if (volumes.length === 0)
       return {
         name,

@@ -40,12 +40,15 @@ export async function runDoctorChecks(flags: CliFlags, env: NodeJS.ProcessEnv): 
   } else {
     checks.push(...engineChecks(engine.facts, { runtime: sandbox.runtime, network }));
     const { docker } = await connectEngine(env, flags.context);
-    checks.push(
-      await packageCacheCheck(
-        docker,
-        sandbox.packageCache?.maxBytes ?? SANDBOX_DEFAULTS.packageCacheMaxBytes,
-      ),
-    );
+    // The cache of the user the sandbox would run as: --user, or the workspace's owner.
+    const uid = sandbox.user
+      ? parseUserIds(sandbox.user).uid
+      : await stat(sandbox.workspace).then(
+          (s) => s.uid,
+          () => undefined,
+        );
+    const maxBytes = sandbox.packageCache?.maxBytes ?? SANDBOX_DEFAULTS.packageCacheMaxBytes;
+    checks.push(await packageCacheCheck(docker, maxBytes, uid));
     const root = engine.facts.info.DockerRootDir;
     if (root && !engine.facts.remote) {
       const disk = await freeDiskCheck("engine disk", root);

@@ -12,7 +12,10 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureSandboxImage } from "../../src/sandbox/docker/container/image.js";
-import { packageCacheVolumeName } from "../../src/sandbox/docker/package-cache/package-cache-volume.js";
+import {
+  LABEL_PACKAGE_CACHE,
+  packageCacheVolumeName,
+} from "../../src/sandbox/docker/package-cache/package-cache-volume.js";
 import { skipDocker } from "../support/docker-available.js";
 import { ensureNetToolsImage } from "../support/egress/net-tools-image.js";
 import {
@@ -218,12 +221,20 @@ describe.skipIf(skipDocker)("the shared package cache", { timeout: 300_000 }, ()
     await docker.getVolume(VOLUME).inspect();
 
     await removeWorkspaceContainers(ws.path);
+    // A keeper a killed harness left behind (created, never removed) holds it too: that one goes.
+    const leftover = await docker.createContainer({
+      Image: image,
+      Cmd: ["true"],
+      Labels: { [LABEL_PACKAGE_CACHE]: "keeper" },
+      HostConfig: { Mounts: [{ Type: "volume", Source: VOLUME, Target: "/cache" }] },
+    });
     const other = await docker.createVolume({ Name: `harness-test-not-cache-${UID}` });
     try {
       const rm = await runCli(["rm", "--cache", "--user", `${UID}`]);
       expect(rm.stdout).toBe(`removed volume ${VOLUME}\n`);
       expect(rm.code).toBe(0);
       await expect(docker.getVolume(VOLUME).inspect()).rejects.toMatchObject({ statusCode: 404 });
+      await expect(leftover.inspect()).rejects.toMatchObject({ statusCode: 404 });
       // Only the cache: another volume stays.
       await docker.getVolume(other.name).inspect();
       const again = await runCli(["rm", "--cache", "--user", `${UID}`]);

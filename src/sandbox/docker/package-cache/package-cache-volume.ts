@@ -8,8 +8,9 @@ import { SandboxError } from "../../../errors.js";
 import { LABEL_MANAGED } from "../container/labels.js";
 import { dockerStatus, sandboxError } from "../exec/docker-errors.js";
 
-/** On every cache volume; the value is the uid whose cache it is. */
+/** On every cache volume, the value the uid whose cache it is; on the keeper's containers, "keeper". */
 export const LABEL_PACKAGE_CACHE = "dev.harness.package-cache";
+export const KEEPER_LABEL_VALUE = "keeper";
 
 /**
  * Per uid, so two users of one engine never share a cache (nor its ownership): the volume's root
@@ -67,6 +68,16 @@ async function holdersOf(docker: Docker, volume: string): Promise<string[]> {
  * those containers, for `harness rm` to remove first.
  */
 export async function removePackageCacheVolumes(docker: Docker, uid?: number): Promise<string[]> {
+  // A keeper a killed harness left behind holds the volume; it is the cache's own, so it goes too.
+  const keepers = await docker.listContainers({
+    all: true,
+    filters: { label: [`${LABEL_PACKAGE_CACHE}=${KEEPER_LABEL_VALUE}`] },
+  });
+  for (const keeper of keepers)
+    await docker
+      .getContainer(keeper.Id)
+      .remove({ force: true })
+      .catch(() => {});
   const removed: string[] = [];
   for (const name of await listPackageCacheVolumes(docker, uid)) {
     try {

@@ -9,12 +9,11 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../../../errors.js";
 import { parseUserIds } from "../../sandbox-user.js";
-import { LABEL_MANAGED } from "../container/labels.js";
 import { seccompSecurityOpt } from "../container/seccomp-profile.js";
 import { Demuxer } from "../exec/demux.js";
 import { sandboxError } from "../exec/docker-errors.js";
 import { programText } from "../exec/program-text.js";
-import { ensurePackageCacheVolume, LABEL_PACKAGE_CACHE } from "./package-cache-volume.js";
+import { ensurePackageCacheVolume, KEEPER_LABEL_VALUE, LABEL_PACKAGE_CACHE } from "./package-cache-volume.js";
 
 const log = createDebug("harness:package-cache");
 
@@ -55,7 +54,9 @@ function keeperOptions(volume: string, image: string, cmd: string[]): Docker.Con
     User: "0:0",
     Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"],
     NetworkDisabled: true,
-    Labels: { [LABEL_MANAGED]: "true", [LABEL_PACKAGE_CACHE]: "keeper" },
+    // Not LABEL_MANAGED: no workspace's sandbox, so `harness ps`, `rm` and the bind-mode quiesce
+    // leave it alone; `rm --cache` removes one a killed harness left behind.
+    Labels: { [LABEL_PACKAGE_CACHE]: KEEPER_LABEL_VALUE },
     HostConfig: {
       Mounts: [{ Type: "volume", Source: volume, Target: KEEPER_MOUNT, ReadOnly: false }],
       NetworkMode: "none",

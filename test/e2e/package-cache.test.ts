@@ -168,6 +168,19 @@ describe.skipIf(skipDocker)("the shared package cache", { timeout: 300_000 }, ()
       `package cache: first install ${bytesDown(one.egress, npm.port)} bytes down from npm, ${firstPip} from pip; second ${bytesDown(two.egress, npm.port)} and ${secondPip} (${pipAgain.length} revalidation)`,
     );
 
+    // npm's debug logs stay in each container's home: one task's are not in the shared cache.
+    const logs = await runCli([
+      "exec",
+      "--workspace",
+      second.path,
+      "--image",
+      image,
+      "--",
+      "ls -A /var/cache/harness/npm",
+    ]);
+    expect(logs.stdout).not.toContain("_logs");
+    expect(logs.stdout).toContain("_cacache");
+
     // doctor names the volume and its size.
     const doctor = await runCli(["doctor", "-w", second.path], { timeoutMs: 60_000 });
     expect(doctor.stdout).toMatch(new RegExp(`^ok   package cache: ${VOLUME} \\d+(\\.\\d)? KiB`, "m"));

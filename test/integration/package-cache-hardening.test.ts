@@ -50,6 +50,7 @@ describe.skipIf(skipDocker)("the package cache's volume", { timeout: 180_000 }, 
       const owner = await sandbox.exec(`stat -c '%u:%g %a' ${PACKAGE_CACHE_DIR}; id -u`);
       expect(owner.stdout).toBe(`${UID}:${UID} 700\n${UID}\n`);
       const env = await sandbox.exec("env | sort | grep -E '^(npm_config_cache|PIP_CACHE_DIR)='");
+      expect(env.exitCode).toBe(0);
       expect(env.stdout).toBe(
         `PIP_CACHE_DIR=${PACKAGE_CACHE_DIR}/pip\nnpm_config_cache=${PACKAGE_CACHE_DIR}/npm\n`,
       );

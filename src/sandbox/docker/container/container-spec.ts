@@ -92,10 +92,15 @@ export const PACKAGE_CACHE_DIR = "/var/cache/harness";
 /**
  * npm's and pip's cache directories, in the package cache. Not XDG_CACHE_HOME: that would share
  * every tool's cache between tasks (pre-commit's hook checkouts, build caches), and neither npm nor
- * pip needs it. `npm_config_cache` holds npm's cacache (content checked against its sha512 on read).
+ * pip needs it. npm writes its debug logs into its cache unless told otherwise: they stay in the
+ * home, so one task's logs (its command lines, its errors) are not the next task's to read.
  */
 export function packageCacheEnv(): string[] {
-  return [`npm_config_cache=${PACKAGE_CACHE_DIR}/npm`, `PIP_CACHE_DIR=${PACKAGE_CACHE_DIR}/pip`];
+  return [
+    `npm_config_cache=${PACKAGE_CACHE_DIR}/npm`,
+    `npm_config_logs_dir=${HOME_DIR}/.npm/_logs`,
+    `PIP_CACHE_DIR=${PACKAGE_CACHE_DIR}/pip`,
+  ];
 }
 
 /** The whole environment of the container: nothing from the host, so no secret can leak in. */

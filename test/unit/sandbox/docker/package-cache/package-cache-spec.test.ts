@@ -30,6 +30,8 @@ describe("the package cache in the container's settings", () => {
         expect.arrayContaining([
           `npm_config_cache=${PACKAGE_CACHE_DIR}/npm`,
           `PIP_CACHE_DIR=${PACKAGE_CACHE_DIR}/pip`,
+          // npm's logs stay in the container's own home, out of the shared cache.
+          "npm_config_logs_dir=/home/sandbox/.npm/_logs",
         ]),
       );
       // Only npm's and pip's caches are shared, not every tool's.

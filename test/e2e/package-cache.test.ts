@@ -221,6 +221,56 @@ describe.skipIf(skipDocker)("the shared package cache", { timeout: 300_000 }, ()
     expect(kib).toBeLessThanOrEqual(0.8 * 2048);
   });
 
+  it("after a prune took npm's tarballs, a plain npm install downloads them again instead of failing", async () => {
+    await using first = cacheWorkspace();
+    const reg = `--registry http://${REGISTRY_IP}:${npm.port}/ --no-audit --no-fund --no-update-notifier --fetch-retries=0`;
+    const allow = ["--image", image, "--allow-host", `${REGISTRY_IP}:${npm.port}`, "--allow-private"];
+    const installed = await runCli([
+      "exec",
+      "--workspace",
+      first.path,
+      ...allow,
+      "--",
+      `npm install ${NPM_FIXTURE_PACKAGE} ${reg}`,
+    ]);
+    expect(installed.code, installed.stderr).toBe(0);
+    // npm's content files the least recently used, then 600 KiB of other files, then npm's index
+    // and 500 KiB of recent files: a 1m bound (pruned to 80 %) takes the content and the 600 KiB,
+    // and would leave the index naming content that is gone.
+    const age = await runCli([
+      "exec",
+      "--workspace",
+      first.path,
+      "--image",
+      image,
+      "--",
+      [
+        "find /var/cache/harness/npm/_cacache/content-v2 -type f -exec touch -d 2001-01-01 {} +",
+        "head -c 614400 /dev/urandom > /var/cache/harness/older && touch -d 2002-01-01 /var/cache/harness/older",
+        "head -c 512000 /dev/urandom > /var/cache/harness/recent",
+      ].join(" && "),
+    ]);
+    expect(age.code, age.stderr).toBe(0);
+
+    await using second = cacheWorkspace();
+    const seen = npm.requests.length;
+    const again = await runCli([
+      "exec",
+      "--workspace",
+      second.path,
+      ...allow,
+      "--package-cache-max",
+      "1m",
+      "--",
+      `ls /var/cache/harness/npm/_cacache/content-v2 /var/cache/harness/npm/_cacache/index-v5 2>&1; npm install ${NPM_FIXTURE_PACKAGE} ${reg}`,
+    ]);
+    expect(again.stderr).toMatch(/package cache over its bound/);
+    expect(again.stdout).toMatch(/No such file or directory/);
+    expect(again.code, `${again.stdout}${again.stderr}`).toBe(0);
+    expect(npm.requests.slice(seen).map((r) => r.url)).toContain(npm.tarballPath);
+    expect(existsSync(join(second.path, "node_modules", NPM_FIXTURE_PACKAGE, "index.js"))).toBe(true);
+  });
+
   it("harness rm --cache removes the cache volume, and only it, once no sandbox holds it", async () => {
     await using ws = cacheWorkspace();
     const made = await runCli(["exec", "--workspace", ws.path, "--image", image, "--", "true"]);

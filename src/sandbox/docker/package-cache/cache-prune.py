@@ -9,12 +9,16 @@ Everything in the volume was written by tasks, so nothing here follows a symlink
 entries are lstat'ed and unlinked, never opened. The only output is one JSON line of numbers.
 """
 
+import base64
+import binascii
 import json
 import os
 import stat
 import sys
 
 LOW_WATER = 0.8
+# An npm index bucket holds the lines of one key; a bigger one is no bucket npm wrote.
+MAX_BUCKET = 1 << 20
 
 
 def walk(root):
@@ -58,6 +62,58 @@ def remove_empty_dirs(root):
             pass
 
 
+def content_path(cacache, integrity):
+    """Where cacache keeps the content an index entry names ("sha512-BASE64 ...": its first hash)."""
+    for item in integrity.split():
+        algo, _, digest = item.partition("-")
+        if not algo.isalnum():
+            continue
+        try:
+            hexdigest = base64.b64decode(digest.split("?")[0], validate=True).hex()
+        except (binascii.Error, ValueError):
+            continue
+        if len(hexdigest) >= 8:
+            return os.path.join(cacache, "content-v2", algo, hexdigest[:2], hexdigest[2:4], hexdigest[4:])
+    return None
+
+
+def names_missing_content(cacache, path):
+    """Whether the bucket at path has an entry whose content is gone. O_NONBLOCK: a FIFO a task
+    swapped in after the lstat must not hang the keeper; O_NOFOLLOW: nor a symlink lead it away."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as bucket:
+            text = bucket.read(MAX_BUCKET + 1)
+    except OSError:
+        return False
+    if len(text) > MAX_BUCKET:
+        return True
+    for line in text.decode("utf-8", "replace").splitlines():
+        try:
+            entry = json.loads(line.partition("\t")[2])
+        except ValueError:
+            continue
+        integrity = entry.get("integrity") if isinstance(entry, dict) else None
+        if not isinstance(integrity, str):
+            continue
+        target = content_path(cacache, integrity)
+        if target is not None and not os.path.lexists(target):
+            return True
+    return False
+
+
+def drop_dangling_npm_entries(root):
+    """npm fails (rather than download again) on an index entry whose content is gone: after a
+    prune, every bucket that names removed content goes too, and its key is a plain miss."""
+    cacache = os.path.join(root, "npm", "_cacache")
+    for path, st in walk(os.path.join(cacache, "index-v5")):
+        if stat.S_ISREG(st.st_mode) and names_missing_content(cacache, path):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
 def main():
     root, uid, gid, max_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
     if max_bytes >= 0:
@@ -81,6 +137,7 @@ def main():
                 continue
             after -= used
             removed += 1
+        drop_dangling_npm_entries(root)
         remove_empty_dirs(root)
         files, dir_bytes = entries(root)
         after = dir_bytes + sum(used for _, used, _ in files)

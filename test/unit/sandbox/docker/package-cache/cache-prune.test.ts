@@ -4,7 +4,9 @@
  * files to 80 % of the bound, and never following a symlink a task left in the cache.
  */
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
+  existsSync,
   lstatSync,
   lutimesSync,
   mkdirSync,
@@ -116,6 +118,41 @@ describe("cache-prune.py", () => {
     expect(sizes.removed).toBe(2);
     expect(readdirSync(join(root, "npm")).sort()).toEqual(["_cacache"]);
     expect(readdirSync(join(root, "npm", "_cacache"))).toEqual(["b"]);
+  });
+
+  it("drops npm's index entries whose content it removed, so npm downloads again instead of failing", () => {
+    const { root } = cache();
+    const cacache = join(root, "npm", "_cacache");
+    /** A cacache entry: content under content-v2 by its sha512, an index bucket line naming it. */
+    const entry = (key: string, kib: number, year: number, bucket: string) => {
+      const data = Buffer.alloc(kib * KIB, year % 256);
+      const digest = createHash("sha512").update(data).digest();
+      const hex = digest.toString("hex");
+      const dir = join(cacache, "content-v2", "sha512", hex.slice(0, 2), hex.slice(2, 4));
+      mkdirSync(dir, { recursive: true });
+      file(join(dir, hex.slice(4)), 0, year);
+      writeFileSync(join(dir, hex.slice(4)), data);
+      const when = new Date(`${year}-01-01T00:00:00Z`);
+      utimesSync(join(dir, hex.slice(4)), when, when);
+      const line = JSON.stringify({
+        key,
+        integrity: `sha512-${digest.toString("base64")}`,
+        time: 0,
+        size: data.length,
+      });
+      mkdirSync(join(cacache, "index-v5", bucket.slice(0, 2)), { recursive: true });
+      writeFileSync(
+        join(cacache, "index-v5", bucket.slice(0, 2), bucket),
+        `${createHash("sha1").update(line).digest("hex")}\t${line}\n`,
+      );
+    };
+    entry("make-fetch-happen:request-cache:http://r/old.tgz", 400, 2019, "aaold");
+    entry("make-fetch-happen:request-cache:http://r/new.tgz", 400, 2023, "bbnew");
+    // The old tarball's content is the least recently used file: it goes, and its index entry with it.
+    const sizes = prune(root, 600 * KIB);
+    expect(sizes.removed).toBeGreaterThanOrEqual(1);
+    expect(existsSync(join(cacache, "index-v5", "aa", "aaold"))).toBe(false);
+    expect(readdirSync(join(cacache, "index-v5", "bb"))).toEqual(["bbnew"]);
   });
 
   it("-1 only measures: nothing removed, the root's owner and mode unchanged", () => {

@@ -102,6 +102,14 @@ def names_missing_content(cacache, path):
     return False
 
 
+def pip_partner(root, path):
+    """pip 23.3 and later keep a cached response's body beside its headers (http-v2: NAME and
+    NAME.body): one goes with the other, so pip never finds headers without their body."""
+    if not path.startswith(os.path.join(root, "pip", "http-v2") + os.sep):
+        return None
+    return path[: -len(".body")] if path.endswith(".body") else path + ".body"
+
+
 def drop_dangling_npm_entries(root):
     """npm fails (rather than download again) on an index entry whose content is gone: after a
     prune, every bucket that names removed content goes too, and its key is a plain miss."""
@@ -137,6 +145,12 @@ def main():
                 continue
             after -= used
             removed += 1
+            partner = pip_partner(root, path)
+            if partner is not None:
+                try:
+                    os.unlink(partner)
+                except OSError:
+                    pass
         drop_dangling_npm_entries(root)
         remove_empty_dirs(root)
         files, dir_bytes = entries(root)

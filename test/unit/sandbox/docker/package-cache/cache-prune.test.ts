@@ -155,6 +155,19 @@ describe("cache-prune.py", () => {
     expect(readdirSync(join(cacache, "index-v5", "bb"))).toEqual(["bbnew"]);
   });
 
+  it("removes pip's cached headers and body together (http-v2)", () => {
+    const { root } = cache();
+    const dir = join(root, "pip", "http-v2", "a", "b");
+    mkdirSync(dir, { recursive: true });
+    file(join(dir, "old.body"), 400, 2019);
+    file(join(dir, "old"), 1, 2024);
+    file(join(dir, "new.body"), 400, 2023);
+    file(join(dir, "new"), 1, 2023);
+    const sizes = prune(root, 600 * KIB);
+    expect(sizes.removed).toBe(1);
+    expect(readdirSync(dir).sort()).toEqual(["new", "new.body"]);
+  });
+
   it("-1 only measures: nothing removed, the root's owner and mode unchanged", () => {
     const { root } = cache();
     file(join(root, "npm", "_cacache", "a"), 512, 2019);

@@ -16,6 +16,7 @@ import {
   LABEL_PACKAGE_CACHE,
   packageCacheVolumeName,
 } from "../../src/sandbox/docker/package-cache/package-cache-volume.js";
+import { imageWithoutPython } from "../integration/egress-fixture.js";
 import { skipDocker } from "../support/docker-available.js";
 import { ensureNetToolsImage } from "../support/egress/net-tools-image.js";
 import {
@@ -269,6 +270,41 @@ describe.skipIf(skipDocker)("the shared package cache", { timeout: 300_000 }, ()
     expect(again.code, `${again.stdout}${again.stderr}`).toBe(0);
     expect(npm.requests.slice(seen).map((r) => r.url)).toContain(npm.tarballPath);
     expect(existsSync(join(second.path, "node_modules", NPM_FIXTURE_PACKAGE, "index.js"))).toBe(true);
+  });
+
+  it("runs without the cache, saying so in one line, when it cannot have it", async () => {
+    // An image without python3: the keeper cannot run. An existing cache (given to the user already)
+    // is mounted unpruned; a new volume (still root's) goes again, and the run has no cache.
+    await using ws = cacheWorkspace();
+    const noPythonImage = await imageWithoutPython();
+    const made = await runCli(["exec", "--workspace", ws.path, "--image", image, "--", "true"]);
+    expect(made.code, made.stderr).toBe(0);
+    const unpruned = await runCli(["exec", "--workspace", ws.path, "--image", noPythonImage, "--", "env"]);
+    expect(unpruned.code, unpruned.stderr).toBe(0);
+    expect(unpruned.stderr).toMatch(/^harness: package cache not pruned: .*no python3/m);
+    expect(unpruned.stdout).toContain("npm_config_cache=/var/cache/harness/npm");
+    await removeWorkspaceContainers(ws.path);
+    expect((await runCli(["rm", "--cache", "--user", `${UID}`])).code).toBe(0);
+    const noPython = await runCli(["exec", "--workspace", ws.path, "--image", noPythonImage, "--", "env"]);
+    expect(noPython.code, noPython.stderr).toBe(0);
+    expect(noPython.stderr).toMatch(/^harness: package cache off for this run: .*no python3/m);
+    expect(noPython.stdout).not.toContain("npm_config_cache");
+    await expect(docker.getVolume(VOLUME).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    await removeWorkspaceContainers(ws.path);
+
+    // A volume of that name harness did not make (no label): never mounted, never pruned.
+    const foreign = await docker.createVolume({ Name: VOLUME });
+    try {
+      const refused = await runCli(["exec", "--workspace", ws.path, "--image", image, "--", "env"]);
+      expect(refused.code, refused.stderr).toBe(0);
+      expect(refused.stderr).toContain(
+        `package cache off for this run: a volume named ${VOLUME} exists without harness's label`,
+      );
+      expect(refused.stdout).not.toContain("npm_config_cache");
+    } finally {
+      await removeWorkspaceContainers(ws.path);
+      await docker.getVolume(foreign.name).remove();
+    }
   });
 
   it("harness rm --cache removes the cache volume, and only it, once no sandbox holds it", async () => {

@@ -48,6 +48,8 @@ const SANDBOX_KEYS = [
   "isolation",
   "copyLimit",
   "copyMaxFiles",
+  "packageCache",
+  "packageCacheMax",
   "apply",
 ] as const satisfies readonly SettingKey[];
 
@@ -354,7 +356,9 @@ async function main(argv: string[]): Promise<number> {
     { workspace: "workspace whose container to remove" },
   )
     .option("--all", "remove every harness container")
-    .action(async (flags: Flags & { all?: boolean }) => {
+    .option("--cache", "remove the shared package cache (npm's and pip's downloads) instead, and only it")
+    .option("--user <uid>", "with --cache: only this sandbox user's cache (default: every user's)")
+    .action(async (flags: Flags & { all?: boolean; cache?: boolean }) => {
       const { rmCommand } = await import("./cli/container-commands.js");
       exitCode = await rmCommand(flags);
     });

@@ -144,6 +144,8 @@ export function loadSandboxConfig(
     ...(devcontainer === false
       ? {}
       : { devcontainer: loadDevcontainer(workspace, devcontainer === true ? undefined : devcontainer) }),
+    // On unless --no-package-cache: a flag only, so a .env the sandbox wrote cannot switch it.
+    packageCache: flags.packageCache === false ? undefined : { maxBytes: read.value("packageCacheMax") },
   });
 }
 

@@ -8,6 +8,8 @@ import {
 } from "../sandbox/docker/container/container-registry.js";
 import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
 import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
+import { removePackageCacheVolumes } from "../sandbox/docker/package-cache/package-cache-volume.js";
+import { parseUserIds } from "../sandbox/sandbox-user.js";
 import { readSettings } from "../settings/read-setting.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { reviewCopyChanges } from "./copy-changes.js";
@@ -39,8 +41,17 @@ export async function psCommand(): Promise<number> {
   return 0;
 }
 
-export async function rmCommand(flags: CliFlags & { all?: boolean }): Promise<number> {
+export async function rmCommand(flags: CliFlags & { all?: boolean; cache?: boolean }): Promise<number> {
   const docker = await connectDocker();
+  if (flags.cache) {
+    const uid = flags.user === undefined ? undefined : parseUserIds(flags.user).uid;
+    if (uid !== undefined && !Number.isSafeInteger(uid))
+      throw new ConfigError(`--user must be a uid, got '${flags.user}'`);
+    const removed = await removePackageCacheVolumes(docker, uid);
+    for (const name of removed) process.stdout.write(`removed volume ${name}\n`);
+    if (removed.length === 0) process.stdout.write("no package cache to remove\n");
+    return 0;
+  }
   let workspace: string | undefined;
   if (!flags.all) {
     const given = readSettings(flags, process.env).text("workspace") ?? process.cwd();

@@ -2,11 +2,15 @@
  * `harness doctor`: whether harness can run here, one line per check (ok, warn or fail, and what to
  * do), as text or JSON. Exit 0 when harness can run (warnings allowed), 1 when a check failed.
  */
+import { stat } from "node:fs/promises";
 import { type CliFlags, loadSandboxConfig } from "../config.js";
+import { connectEngine } from "../sandbox/docker/engine/docker-client.js";
 import { engineChecks, inspectEngine } from "../sandbox/docker/engine-doctor.js";
+import { packageCacheCheck } from "../sandbox/docker/package-cache/package-cache-doctor.js";
 import type { DoctorCheck } from "../sandbox/doctor-check.js";
 import { freeDiskCheck, workspaceCheck } from "../sandbox/host/host-doctor.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
+import { parseUserIds } from "../sandbox/sandbox-user.js";
 import { harnessStateDir } from "../state/state-dir.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { EXIT } from "./exit-codes.js";
@@ -35,6 +39,16 @@ export async function runDoctorChecks(flags: CliFlags, env: NodeJS.ProcessEnv): 
     checks.push(engine.unreachable);
   } else {
     checks.push(...engineChecks(engine.facts, { runtime: sandbox.runtime, network }));
+    const { docker } = await connectEngine(env, flags.context);
+    // The cache of the user the sandbox would run as: --user, or the workspace's owner.
+    const uid = sandbox.user
+      ? parseUserIds(sandbox.user).uid
+      : await stat(sandbox.workspace).then(
+          (s) => s.uid,
+          () => undefined,
+        );
+    const maxBytes = sandbox.packageCache?.maxBytes ?? SANDBOX_DEFAULTS.packageCacheMaxBytes;
+    checks.push(await packageCacheCheck(docker, maxBytes, uid));
     const root = engine.facts.info.DockerRootDir;
     if (root && !engine.facts.remote) {
       const disk = await freeDiskCheck("engine disk", root);

@@ -38,6 +38,8 @@ export const SANDBOX_DEFAULTS = Object.freeze({
   outputTailBytes: 10 * 1024,
   /** Seconds between TERM and KILL when a command is killed. */
   killGraceSeconds: 2,
+  /** The shared package cache: most bytes it keeps, checked (and pruned to) at each sandbox open. */
+  packageCacheMaxBytes: 2 * 1024 ** 3,
   /** Allowlist mode: most bytes (up plus down) all of a run's connections may carry. */
   egressLimitBytes: 2 * 1024 ** 3,
   /**
@@ -152,6 +154,12 @@ export interface SandboxRequest {
    * on the host's 127.0.0.1 while the sandbox is open; the container still gets no network interface.
    */
   publish?: readonly PublishRequest[] | undefined;
+  /**
+   * npm's and pip's caches in a volume shared by this user's sandboxes (package-cache/), bounded to
+   * `maxBytes`. Absent: no cache, each sandbox downloads anew (the CLI turns it on by default).
+   */
+  packageCache?: { maxBytes: number } | undefined;
+
   /**
    * `--devcontainer`: what harness takes from the workspace's devcontainer.json (src/devcontainer/).
    * It is untrusted input (the sandbox may have written it): it never widens the sandbox.

@@ -96,6 +96,18 @@ export const SANDBOX_SETTINGS = {
     help: "make a server on this port of the sandbox's loopback reachable at the host's 127.0.0.1:HOSTPORT (default the same port) while harness runs (repeatable); the sandbox still has no network",
     repeatable: true,
   },
+  /** Flag only, like `--protect`: a `.env` the sandbox wrote must not switch what later tasks share. */
+  packageCache: {
+    flag: "--no-package-cache",
+    help: "do not share npm's and pip's caches with this user's other sandboxes",
+  },
+  packageCacheMax: {
+    flag: "--package-cache-max <size>",
+    help: "most the shared package cache keeps; the least recently used files go at each sandbox start",
+    default: SANDBOX_DEFAULTS.packageCacheMaxBytes,
+    defaultText: sizeText(SANDBOX_DEFAULTS.packageCacheMaxBytes),
+    parse: byteSize,
+  },
   devcontainer: {
     // Flag only: a `.env` or a task must not choose what image and user the sandbox gets.
     flag: "--devcontainer [path]",

@@ -21,6 +21,7 @@ import { checkRuntime } from "./engine/runtime-check.js";
 import { BindIsolation } from "./isolation/bind-isolation.js";
 import { CopyIsolation } from "./isolation/copy-isolation.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation/isolation.js";
+import { openPackageCache, type PackageCache } from "./package-cache/package-cache.js";
 
 export interface ContainerPlan {
   docker: Docker;
@@ -32,6 +33,8 @@ export interface ContainerPlan {
   isolation: Isolation;
   image: string;
   imageId: string;
+  /** The package cache to mount (its keeper may still be pruning it); undefined without one. */
+  packageCache: PackageCache | undefined;
 }
 
 /**
@@ -82,16 +85,21 @@ export async function planContainer(
           onProgress: options.onProgress,
         })
       : await BindIsolation.prepare(docker, workspace, owner, user, options);
-  const imageId = await docker
-    .getImage(image)
-    .inspect()
-    .then((info) => info.Id)
-    .catch((error: unknown) => {
-      throw new SandboxError(`image '${image}' is not available locally: ${(error as Error).message}`, {
-        cause: error,
-      });
-    });
-  return { docker, workspace, user, engineKind, isolation, image, imageId };
+  const [imageId, packageCache] = await Promise.all([
+    docker
+      .getImage(image)
+      .inspect()
+      .then((info) => info.Id)
+      .catch((error: unknown) => {
+        throw new SandboxError(`image '${image}' is not available locally: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }),
+    options.packageCache === undefined
+      ? undefined
+      : openPackageCache(docker, image, user, options.packageCache.maxBytes, options.onProgress),
+  ]);
+  return { docker, workspace, user, engineKind, isolation, image, imageId, packageCache };
 }
 
 /** The container's settings and create request (labels included) for `plan`. */
@@ -108,6 +116,7 @@ export function containerRequest(
     isolation: isolation.kind,
     protectedMounts: isolation.protectedMounts,
     egressSocketDir,
+    packageCacheVolume: plan.packageCache?.volume,
   });
   const devLabels = devcontainerLabels(options.devcontainer);
   // The devcontainer's label goes into the config hash too: another setup, another container.

@@ -46,7 +46,7 @@ export interface DockerSandboxOptions extends SandboxRequest {
 /** The settings `open` resolved itself: never taken from the caller as is. */
 export type ResolvedParts = Pick<
   SandboxSettings,
-  "image" | "workspace" | "user" | "isolation" | "protectedMounts" | "egressSocketDir"
+  "image" | "workspace" | "user" | "isolation" | "protectedMounts" | "egressSocketDir" | "packageCacheVolume"
 >;
 
 /** Every limit the caller left out gets its default (SANDBOX_DEFAULTS). */

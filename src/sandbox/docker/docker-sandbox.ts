@@ -170,6 +170,8 @@ export class DockerSandbox implements Sandbox {
       await egress?.close().catch(() => {});
       throw error;
     }
+    // The keeper prunes the cache beside the start; no command may run before it is done.
+    await plan.packageCache?.ready;
     if (egress) {
       await sandbox.startRelay();
       sandbox.executors.prepare(sandbox.container);

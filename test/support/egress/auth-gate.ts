@@ -12,6 +12,8 @@ export interface PrivateOrigin {
   accepts?: ((authorization: string) => boolean) | undefined;
   /** Where to keep every Authorization header seen, in order. */
   seen?: string[] | undefined;
+  /** The loopback address to listen on (default 127.0.0.1; the CLI's tests use another, see egress-cli.test.ts). */
+  address?: string | undefined;
 }
 
 export function gated(handler: OriginHandler, options: PrivateOrigin): OriginHandler {

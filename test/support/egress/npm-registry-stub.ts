@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { pack } from "tar-stream";
 import { gated, type PrivateOrigin } from "./auth-gate.js";
-import { type Origin, reply, startOrigin } from "./origin-server.js";
+import { type Origin, reply, replyCacheable, startOrigin } from "./origin-server.js";
 
 export const NPM_FIXTURE_PACKAGE = "harness-fixture-pkg";
 export const NPM_FIXTURE_VERSION = "1.0.0";
@@ -55,11 +55,21 @@ export async function startNpmRegistryStub(
     gated((request, response) => {
       // npm asks for the packument with an encoded scope slash too; this package has no scope.
       const path = (request.url ?? "").split("?")[0];
-      if (path === `/${NPM_FIXTURE_PACKAGE}`) reply(response, packument, "application/json");
-      else if (path === tarballPath) reply(response, tarball, "application/octet-stream");
+      // The public registry's cache headers: a packument is fresh for 5 minutes, a tarball for good.
+      if (path === `/${NPM_FIXTURE_PACKAGE}`)
+        replyCacheable(request, response, packument, "application/json", "public, max-age=300");
+      else if (path === tarballPath)
+        replyCacheable(
+          request,
+          response,
+          tarball,
+          "application/octet-stream",
+          "public, immutable, max-age=31557600",
+        );
       else reply(response, undefined, "");
     }, options),
     options.tls,
+    options.address,
   );
   const url = `${options.tls ? "https" : "http"}://${hostname}:${origin.port}/`;
   // npm refuses a tarball whose integrity does not match, so both sums are the real ones.

@@ -2,6 +2,7 @@
  * An origin the egress tests reach through the gateway: an HTTP(S) server on host loopback that
  * records every request it saw, so a test can tell "the tool got through" from "the tool gave up".
  */
+import { createHash } from "node:crypto";
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -27,10 +28,11 @@ export interface Origin extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** Starts `handler` on 127.0.0.1:0, over TLS when `tls` is given. */
+/** Starts `handler` on `address` (default 127.0.0.1), port 0, over TLS when `tls` is given. */
 export async function startOrigin(
   handler: OriginHandler,
   tls?: { key: string | Buffer; cert: string | Buffer },
+  address = "127.0.0.1",
 ): Promise<Origin> {
   const requests: SeenRequest[] = [];
   const listener = (request: IncomingMessage, response: ServerResponse): void => {
@@ -45,7 +47,7 @@ export async function startOrigin(
   const server = tls ? createHttpsServer(tls, listener) : createHttpServer(listener);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
+    server.listen(0, address, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   const close = (): Promise<void> =>
@@ -63,4 +65,26 @@ export function reply(response: ServerResponse, body: string | Buffer | undefine
     return;
   }
   response.writeHead(200, { "content-type": type, "content-length": Buffer.byteLength(body) }).end(body);
+}
+
+/**
+ * Sends `body` as a real registry does: with `cacheControl` and an ETag, and `304` with no body when
+ * the request's If-None-Match names that ETag (a client revalidating what it cached).
+ */
+export function replyCacheable(
+  request: IncomingMessage,
+  response: ServerResponse,
+  body: string | Buffer,
+  type: string,
+  cacheControl: string,
+): void {
+  const etag = `"${createHash("sha256").update(body).digest("hex").slice(0, 32)}"`;
+  const headers = { "cache-control": cacheControl, etag };
+  if (request.headers["if-none-match"] === etag) {
+    response.writeHead(304, headers).end();
+    return;
+  }
+  response
+    .writeHead(200, { ...headers, "content-type": type, "content-length": Buffer.byteLength(body) })
+    .end(body);
 }

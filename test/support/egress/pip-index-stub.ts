@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { gated, type PrivateOrigin } from "./auth-gate.js";
-import { type Origin, reply, startOrigin } from "./origin-server.js";
+import { type Origin, reply, replyCacheable, startOrigin } from "./origin-server.js";
 import { storedZip, type ZipEntry } from "./stored-zip.js";
 
 /** The project name as pip is asked for it. */
@@ -66,11 +66,21 @@ export async function startPipIndexStub(
   const origin = await startOrigin(
     gated((request, response) => {
       const path = (request.url ?? "").split("?")[0];
-      if (path === `/simple/${PIP_FIXTURE_PROJECT}/`) reply(response, projectPage, "text/html");
-      else if (path === wheelPath) reply(response, wheel, "application/octet-stream");
+      // PyPI's cache headers: a project page for 10 minutes (pip revalidates it anyway), a file for good.
+      if (path === `/simple/${PIP_FIXTURE_PROJECT}/`)
+        replyCacheable(request, response, projectPage, "text/html", "max-age=600, public");
+      else if (path === wheelPath)
+        replyCacheable(
+          request,
+          response,
+          wheel,
+          "application/octet-stream",
+          "max-age=365000000, immutable, public",
+        );
       else reply(response, undefined, "");
     }, options),
     options.tls,
+    options.address,
   );
   return {
     ...origin,

@@ -52,6 +52,11 @@ export interface SandboxSettings {
    * (host/state-dir.ts), or the container would be recreated each time.
    */
   egressSocketDir?: string | undefined;
+  /**
+   * The shared package cache (package-cache/): the named volume mounted read-write at
+   * `PACKAGE_CACHE_DIR`, with npm's and pip's cache variables pointing into it; none when absent.
+   */
+  packageCacheVolume?: string | undefined;
 }
 
 export const HOME_DIR = "/home/sandbox";
@@ -81,9 +86,27 @@ export function rootMachinery(engine: EngineSettings): boolean {
   return engine.kind !== "podman";
 }
 
-/** The whole environment of the container: nothing from the host, so no secret can leak in. */
-export function sandboxEnv(): string[] {
+/** Where the package cache volume appears in the container: outside the workspace and the home. */
+export const PACKAGE_CACHE_DIR = "/var/cache/harness";
+
+/**
+ * npm's and pip's cache directories, in the package cache. Not XDG_CACHE_HOME: that would share
+ * every tool's cache between tasks (pre-commit's hook checkouts, build caches), and neither npm nor
+ * pip needs it. npm writes its debug logs into its cache unless told otherwise: they stay in the
+ * home, so one task's logs (its command lines, its errors) are not the next task's to read.
+ */
+export function packageCacheEnv(): string[] {
   return [
+    `npm_config_cache=${PACKAGE_CACHE_DIR}/npm`,
+    `npm_config_logs_dir=${HOME_DIR}/.npm/_logs`,
+    `PIP_CACHE_DIR=${PACKAGE_CACHE_DIR}/pip`,
+  ];
+}
+
+/** The whole environment of the container: nothing from the host, so no secret can leak in. */
+export function sandboxEnv(s?: Pick<SandboxSettings, "packageCacheVolume">): string[] {
+  return [
+    ...(s?.packageCacheVolume === undefined ? [] : packageCacheEnv()),
     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     `HOME=${HOME_DIR}`,
     "LANG=C.UTF-8",
@@ -127,6 +150,27 @@ function egressMounts(s: SandboxSettings): Docker.MountSettings[] {
   return [{ Type: "bind", Source: s.egressSocketDir, Target: EGRESS_MOUNT, ReadOnly: true }];
 }
 
+/**
+ * The package cache: a named volume, read-write. The Engine API takes no mount options for a volume
+ * (no nosuid/nodev, unlike the tmpfs mounts): what they would stop is stopped already, since the
+ * seccomp profile refuses set-id modes, no capability allows mknod, and no_new_privs holds. NoCopy:
+ * nothing of the image is copied in.
+ */
+function packageCacheMounts(s: SandboxSettings): Docker.MountSettings[] {
+  if (s.packageCacheVolume === undefined) return [];
+  // @types/dockerode marks Labels and DriverConfig required; the Engine API does not.
+  const VolumeOptions = { NoCopy: true } as Docker.MountSettings["VolumeOptions"];
+  return [
+    {
+      Type: "volume",
+      Source: s.packageCacheVolume,
+      Target: PACKAGE_CACHE_DIR,
+      ReadOnly: false,
+      VolumeOptions,
+    },
+  ];
+}
+
 /** Podman only: the limits it would otherwise set too high for some hosts (engine-kind.ts). */
 function podmanUlimits(engine: EngineSettings): Docker.HostConfig["Ulimits"] & object {
   if (engine.kind !== "podman") return [];
@@ -146,7 +190,7 @@ export function hostConfig(s: SandboxSettings, engine: EngineSettings = DOCKER_E
           ...protectedBindMounts(s.workspace, s.workdir, s.protectedMounts ?? []),
         ];
   return {
-    Mounts: [...workspace, ...egressMounts(s)],
+    Mounts: [...workspace, ...egressMounts(s), ...packageCacheMounts(s)],
     NetworkMode: s.network,
     CapDrop: ["ALL"],
     ...(rootMachinery(engine) ? { CapAdd: [...MACHINERY_CAPS] } : {}),
@@ -207,7 +251,7 @@ export function containerCreateOptions(
     Cmd: initCommand(),
     User: rootMachinery(engine) ? MACHINERY_USER : s.user,
     WorkingDir: s.workdir,
-    Env: sandboxEnv(),
+    Env: sandboxEnv(s),
     Tty: false,
     OpenStdin: false,
     AttachStdin: false,

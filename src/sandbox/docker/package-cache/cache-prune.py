@@ -1,0 +1,161 @@
+"""The package cache's keeper, run in a throwaway container before a sandbox opens (never on the host).
+
+Arguments: the volume's mount point, the sandbox user's uid and gid, and the most bytes the cache may
+hold (-1: measure only, change nothing). It gives the volume's root to the sandbox user (a new volume
+is root's), then measures every entry, and when the cache holds more than the bound it deletes the
+least recently used files until it holds at most LOW_WATER of it, so that not every open prunes.
+
+Everything in the volume was written by tasks, so nothing here follows a symlink or trusts a name:
+entries are lstat'ed and unlinked, never opened. The only output is one JSON line of numbers.
+"""
+
+import base64
+import binascii
+import json
+import os
+import stat
+import sys
+
+LOW_WATER = 0.8
+# An npm index bucket holds the lines of one key; a bigger one is no bucket npm wrote.
+MAX_BUCKET = 1 << 20
+
+
+def walk(root):
+    """Every entry below root, lstat'ed: no symlink is followed, not even to ask if it is a directory
+    (that would read the link, and so mark it as just used)."""
+    stack = [root]
+    while stack:
+        try:
+            listing = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in listing:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(entry.path)
+            yield entry.path, st
+
+
+def entries(root):
+    """(last use, bytes, path) of every non-directory below root, and the bytes of the directories."""
+    files = []
+    dir_bytes = 0
+    for path, st in walk(root):
+        used = st.st_blocks * 512
+        if stat.S_ISDIR(st.st_mode):
+            dir_bytes += used
+        else:
+            files.append((max(st.st_atime, st.st_mtime), used, path))
+    return files, dir_bytes
+
+
+def remove_empty_dirs(root):
+    dirs = [path for path, st in walk(root) if stat.S_ISDIR(st.st_mode)]
+    for path in sorted(dirs, key=len, reverse=True):
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+
+
+def content_path(cacache, integrity):
+    """Where cacache keeps the content an index entry names ("sha512-BASE64 ...": its first hash)."""
+    for item in integrity.split():
+        algo, _, digest = item.partition("-")
+        if not algo.isalnum():
+            continue
+        try:
+            hexdigest = base64.b64decode(digest.split("?")[0], validate=True).hex()
+        except (binascii.Error, ValueError):
+            continue
+        if len(hexdigest) >= 8:
+            return os.path.join(cacache, "content-v2", algo, hexdigest[:2], hexdigest[2:4], hexdigest[4:])
+    return None
+
+
+def names_missing_content(cacache, path):
+    """Whether the bucket at path has an entry whose content is gone. O_NONBLOCK: a FIFO a task
+    swapped in after the lstat must not hang the keeper; O_NOFOLLOW: nor a symlink lead it away."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as bucket:
+            text = bucket.read(MAX_BUCKET + 1)
+    except OSError:
+        return False
+    if len(text) > MAX_BUCKET:
+        return True
+    for line in text.decode("utf-8", "replace").splitlines():
+        try:
+            entry = json.loads(line.partition("\t")[2])
+        except ValueError:
+            continue
+        integrity = entry.get("integrity") if isinstance(entry, dict) else None
+        if not isinstance(integrity, str):
+            continue
+        target = content_path(cacache, integrity)
+        if target is not None and not os.path.lexists(target):
+            return True
+    return False
+
+
+def pip_partner(root, path):
+    """pip 23.3 and later keep a cached response's body beside its headers (http-v2: NAME and
+    NAME.body): one goes with the other, so pip never finds headers without their body."""
+    if not path.startswith(os.path.join(root, "pip", "http-v2") + os.sep):
+        return None
+    return path[: -len(".body")] if path.endswith(".body") else path + ".body"
+
+
+def drop_dangling_npm_entries(root):
+    """npm fails (rather than download again) on an index entry whose content is gone: after a
+    prune, every bucket that names removed content goes too, and its key is a plain miss."""
+    cacache = os.path.join(root, "npm", "_cacache")
+    for path, st in walk(os.path.join(cacache, "index-v5")):
+        if stat.S_ISREG(st.st_mode) and names_missing_content(cacache, path):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def main():
+    root, uid, gid, max_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    if max_bytes >= 0:
+        st = os.lstat(root)
+        if (st.st_uid, st.st_gid) != (uid, gid):
+            os.chown(root, uid, gid, follow_symlinks=False)
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            os.chmod(root, 0o700)
+    files, dir_bytes = entries(root)
+    before = dir_bytes + sum(used for _, used, _ in files)
+    after = before
+    removed = 0
+    if 0 <= max_bytes < before:
+        target = int(max_bytes * LOW_WATER)
+        for _, used, path in sorted(files):
+            if after <= target:
+                break
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            after -= used
+            removed += 1
+            partner = pip_partner(root, path)
+            if partner is not None:
+                try:
+                    os.unlink(partner)
+                except OSError:
+                    pass
+        drop_dangling_npm_entries(root)
+        remove_empty_dirs(root)
+        files, dir_bytes = entries(root)
+        after = dir_bytes + sum(used for _, used, _ in files)
+    print(json.dumps({"before": before, "after": after, "removed": removed, "files": len(files)}))
+
+
+main()

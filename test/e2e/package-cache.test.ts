@@ -1,0 +1,348 @@
+/**
+ * The shared package cache through the built CLI, the real sandbox, real npm and pip, and registry
+ * stubs on loopback reached through the allowlist (as egress-cli.test.ts: an address other than the
+ * sandbox's own 127.0.0.1, allowed as an IP literal with --allow-private). Two runs in two workspaces
+ * install the same packages; the second one's egress records show what it still downloaded.
+ *
+ * Each test run has a sandbox uid of its own (the workspaces are chowned to it), so its cache
+ * volume is its own: nobody else's cache is read, pruned or removed here.
+ */
+import { chownSync, existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Docker from "dockerode";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ensureSandboxImage } from "../../src/sandbox/docker/container/image.js";
+import {
+  LABEL_PACKAGE_CACHE,
+  packageCacheVolumeName,
+} from "../../src/sandbox/docker/package-cache/package-cache-volume.js";
+import { imageWithoutPython } from "../integration/egress-fixture.js";
+import { skipDocker } from "../support/docker-available.js";
+import { ensureNetToolsImage } from "../support/egress/net-tools-image.js";
+import {
+  NPM_FIXTURE_PACKAGE,
+  type NpmRegistryStub,
+  startNpmRegistryStub,
+} from "../support/egress/npm-registry-stub.js";
+import {
+  PIP_FIXTURE_MODULE,
+  PIP_FIXTURE_PROJECT,
+  type PipIndexStub,
+  startPipIndexStub,
+} from "../support/egress/pip-index-stub.js";
+import { useFakeApi } from "../support/fake-api-fixture.js";
+import { textReply, toolUseReply } from "../support/fake-messages-api.js";
+import { runCli } from "../support/run-cli.js";
+import { makeWorkspace } from "../support/workspace.js";
+import { removeWorkspaceContainers } from "../support/workspace-container.js";
+
+const REGISTRY_IP = "127.0.0.2";
+/** This test run's sandbox user, and so its cache volume's owner. */
+const UID = 20_000 + (process.pid % 20_000);
+const VOLUME = packageCacheVolumeName(UID);
+
+type Json = Record<string, unknown>;
+
+/** A workspace owned by this run's uid, its container removed when it goes. */
+function cacheWorkspace(): { path: string; [Symbol.asyncDispose](): Promise<void> } {
+  const ws = makeWorkspace("harness-cache-ws-");
+  chownSync(ws.path, UID, UID);
+  return {
+    path: ws.path,
+    async [Symbol.asyncDispose]() {
+      await removeWorkspaceContainers(ws.path);
+      ws[Symbol.dispose]();
+    },
+  };
+}
+
+describe.skipIf(skipDocker)("the shared package cache", { timeout: 300_000 }, () => {
+  const docker = new Docker();
+  let image = "";
+  let npm: NpmRegistryStub;
+  let pip: PipIndexStub;
+  const fake = useFakeApi();
+
+  beforeAll(async () => {
+    image = await ensureNetToolsImage(docker, await ensureSandboxImage(docker));
+    [npm, pip] = await Promise.all([
+      startNpmRegistryStub(REGISTRY_IP, { address: REGISTRY_IP }),
+      startPipIndexStub(REGISTRY_IP, { address: REGISTRY_IP }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([npm?.close(), pip?.close()]);
+    await docker
+      .getVolume(VOLUME)
+      .remove()
+      .catch(() => {});
+  });
+
+  /** npm and pip, plainly: no --prefer-offline, no cache flag; only quiet and no retries. */
+  function installCommand(): string {
+    return [
+      `npm install ${NPM_FIXTURE_PACKAGE} --registry http://${REGISTRY_IP}:${npm.port}/ --no-audit --no-fund --no-update-notifier --fetch-retries=0`,
+      `python3 -m pip install ${PIP_FIXTURE_PROJECT} --index-url http://${REGISTRY_IP}:${pip.port}/simple/ --trusted-host ${REGISTRY_IP} --target /workspace/pylib --disable-pip-version-check --no-input --retries 0`,
+    ].join(" && ");
+  }
+
+  /** One `harness run` whose single tool call installs; resolves its egress lines (stream-json). */
+  async function installRun(
+    workspace: string,
+    extra: string[] = [],
+  ): Promise<{ egress: Json[]; stderr: string }> {
+    fake.api.enqueue(
+      toolUseReply("bash", { command: installCommand() }, "", "toolu_install"),
+      textReply("Installed."),
+    );
+    const run = await runCli(
+      [
+        "run",
+        "--workspace",
+        workspace,
+        "--image",
+        image,
+        "--allow-host",
+        `${REGISTRY_IP}:${npm.port}`,
+        "--allow-host",
+        `${REGISTRY_IP}:${pip.port}`,
+        "--allow-private",
+        "--output-format",
+        "stream-json",
+        ...extra,
+        "install the packages",
+      ],
+      { env: fake.env, timeoutMs: 240_000 },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Json);
+    const toolResult = JSON.stringify(fake.api.requests.at(-1)?.body.messages.at(-1));
+    expect(toolResult).not.toMatch(/ERR!|error:/i);
+    expect(existsSync(join(workspace, "node_modules", NPM_FIXTURE_PACKAGE, "index.js"))).toBe(true);
+    expect(existsSync(join(workspace, "pylib", PIP_FIXTURE_MODULE, "__init__.py"))).toBe(true);
+    return {
+      egress: lines.filter((l) => l["type"] === "system" && l["subtype"] === "egress"),
+      stderr: run.stderr,
+    };
+  }
+
+  const bytesDown = (records: Json[], port: number) =>
+    records.filter((r) => r["port"] === port).reduce((sum, r) => sum + (r["bytes_down"] as number), 0);
+
+  it("a second task in another workspace downloads nothing from npm and no wheel from pip", async () => {
+    await using first = cacheWorkspace();
+    const one = await installRun(first.path);
+    // The first install fetched everything: packument and tarball, project page and wheel.
+    expect(npm.requests.map((r) => r.url)).toEqual(
+      expect.arrayContaining([`/${NPM_FIXTURE_PACKAGE}`, npm.tarballPath]),
+    );
+    expect(pip.requests.map((r) => r.url)).toEqual(
+      expect.arrayContaining([`/simple/${PIP_FIXTURE_PROJECT}/`, pip.wheelPath]),
+    );
+    expect(bytesDown(one.egress, npm.port)).toBeGreaterThan(npm.tarballBytes);
+    const firstPip = bytesDown(one.egress, pip.port);
+    // Nothing of the cache in the workspace: it lives in the volume only.
+    expect(existsSync(join(first.path, ".npm"))).toBe(false);
+    expect(existsSync(join(first.path, ".cache"))).toBe(false);
+
+    await using second = cacheWorkspace();
+    const npmSeen = npm.requests.length;
+    const pipSeen = pip.requests.length;
+    const two = await installRun(second.path);
+    // npm: the packument is still fresh (max-age=300, as the registry says) and the tarball is
+    // found by its integrity: no connection at all.
+    expect(npm.requests.slice(npmSeen)).toEqual([]);
+    expect(two.egress.filter((r) => r["port"] === npm.port)).toEqual([]);
+    // pip revalidates the project page on every install (it asks with max-age=0); the answer is a
+    // 304 without a body. The wheel comes from pip's HTTP cache.
+    const pipAgain = pip.requests.slice(pipSeen).map((r) => r.url);
+    expect(pipAgain).not.toContain(pip.wheelPath);
+    expect(two.egress.filter((r) => r["port"] === pip.port).every((r) => r["status"] === 304)).toBe(true);
+    const secondPip = bytesDown(two.egress, pip.port);
+    expect(secondPip).toBeLessThan(firstPip);
+    // Headers only: a status line, the cache headers, no body.
+    expect(secondPip).toBeLessThan(400 * pipAgain.length + 1);
+    console.log(
+      `package cache: first install ${bytesDown(one.egress, npm.port)} bytes down from npm, ${firstPip} from pip; second ${bytesDown(two.egress, npm.port)} and ${secondPip} (${pipAgain.length} revalidation)`,
+    );
+
+    // npm's debug logs stay in each container's home: one task's are not in the shared cache.
+    const logs = await runCli([
+      "exec",
+      "--workspace",
+      second.path,
+      "--image",
+      image,
+      "--",
+      "ls -A /var/cache/harness/npm",
+    ]);
+    expect(logs.stdout).not.toContain("_logs");
+    expect(logs.stdout).toContain("_cacache");
+
+    // doctor names the volume and its size.
+    const doctor = await runCli(["doctor", "-w", second.path], { timeoutMs: 60_000 });
+    expect(doctor.stdout).toMatch(new RegExp(`^ok   package cache: ${VOLUME} \\d+(\\.\\d)? KiB`, "m"));
+  });
+
+  it("keeps to --package-cache-max: the least recently used files go when a sandbox starts", async () => {
+    await using ws = cacheWorkspace();
+    const fill = [
+      "mkdir -p /var/cache/harness/fill",
+      "head -c 1572864 /dev/urandom > /var/cache/harness/fill/old",
+      "touch -d 2020-01-01 /var/cache/harness/fill/old",
+      "ln -s /workspace/keep /var/cache/harness/fill/link",
+      "touch -h -d 2019-01-01 /var/cache/harness/fill/link",
+      "head -c 1048576 /dev/urandom > /var/cache/harness/fill/new",
+    ].join(" && ");
+    mkdirSync(join(ws.path, "keep"));
+    chownSync(join(ws.path, "keep"), UID, UID);
+    const filled = await runCli(["exec", "--workspace", ws.path, "--image", image, "--", fill]);
+    expect(filled.code, filled.stderr).toBe(0);
+
+    const bounded = await runCli([
+      "exec",
+      "--workspace",
+      ws.path,
+      "--image",
+      image,
+      "--package-cache-max",
+      "2m",
+      "--",
+      "ls /var/cache/harness/fill; du -sk /var/cache/harness | cut -f1",
+    ]);
+    expect(bounded.code, bounded.stderr).toBe(0);
+    expect(bounded.stderr).toMatch(/package cache over its bound .*removed the 2 least recently used files/);
+    const [names, kib] = [bounded.stdout.split("\n").slice(0, -2), Number(bounded.stdout.split("\n").at(-2))];
+    // The link (oldest) and the old file went; the symlink's target in the workspace was never touched.
+    expect(names).toEqual(["new"]);
+    expect(existsSync(join(ws.path, "keep"))).toBe(true);
+    expect(kib).toBeLessThanOrEqual(0.8 * 2048);
+  });
+
+  it("after a prune took npm's tarballs, a plain npm install downloads them again instead of failing", async () => {
+    await using first = cacheWorkspace();
+    const reg = `--registry http://${REGISTRY_IP}:${npm.port}/ --no-audit --no-fund --no-update-notifier --fetch-retries=0`;
+    const allow = ["--image", image, "--allow-host", `${REGISTRY_IP}:${npm.port}`, "--allow-private"];
+    const installed = await runCli([
+      "exec",
+      "--workspace",
+      first.path,
+      ...allow,
+      "--",
+      `npm install ${NPM_FIXTURE_PACKAGE} ${reg}`,
+    ]);
+    expect(installed.code, installed.stderr).toBe(0);
+    // npm's content files the least recently used, then 600 KiB of other files, then npm's index
+    // and 500 KiB of recent files: a 1m bound (pruned to 80 %) takes the content and the 600 KiB,
+    // and would leave the index naming content that is gone.
+    const age = await runCli([
+      "exec",
+      "--workspace",
+      first.path,
+      "--image",
+      image,
+      "--",
+      [
+        "find /var/cache/harness/npm/_cacache/content-v2 -type f -exec touch -d 2001-01-01 {} +",
+        "head -c 614400 /dev/urandom > /var/cache/harness/older && touch -d 2002-01-01 /var/cache/harness/older",
+        "head -c 512000 /dev/urandom > /var/cache/harness/recent",
+      ].join(" && "),
+    ]);
+    expect(age.code, age.stderr).toBe(0);
+
+    await using second = cacheWorkspace();
+    const seen = npm.requests.length;
+    const again = await runCli([
+      "exec",
+      "--workspace",
+      second.path,
+      ...allow,
+      "--package-cache-max",
+      "1m",
+      "--",
+      `ls /var/cache/harness/npm/_cacache/content-v2 /var/cache/harness/npm/_cacache/index-v5 2>&1; npm install ${NPM_FIXTURE_PACKAGE} ${reg}`,
+    ]);
+    expect(again.stderr).toMatch(/package cache over its bound/);
+    expect(again.stdout).toMatch(/No such file or directory/);
+    expect(again.code, `${again.stdout}${again.stderr}`).toBe(0);
+    expect(npm.requests.slice(seen).map((r) => r.url)).toContain(npm.tarballPath);
+    expect(existsSync(join(second.path, "node_modules", NPM_FIXTURE_PACKAGE, "index.js"))).toBe(true);
+  });
+
+  it("runs without the cache, saying so in one line, when it cannot have it", async () => {
+    // An image without python3: the keeper cannot run. An existing cache (given to the user already)
+    // is mounted unpruned; a new volume (still root's) goes again, and the run has no cache.
+    await using ws = cacheWorkspace();
+    const noPythonImage = await imageWithoutPython();
+    const made = await runCli(["exec", "--workspace", ws.path, "--image", image, "--", "true"]);
+    expect(made.code, made.stderr).toBe(0);
+    const unpruned = await runCli(["exec", "--workspace", ws.path, "--image", noPythonImage, "--", "env"]);
+    expect(unpruned.code, unpruned.stderr).toBe(0);
+    expect(unpruned.stderr).toMatch(/^harness: package cache not pruned: .*no python3/m);
+    expect(unpruned.stdout).toContain("npm_config_cache=/var/cache/harness/npm");
+    await removeWorkspaceContainers(ws.path);
+    expect((await runCli(["rm", "--cache", "--user", `${UID}`])).code).toBe(0);
+    const noPython = await runCli(["exec", "--workspace", ws.path, "--image", noPythonImage, "--", "env"]);
+    expect(noPython.code, noPython.stderr).toBe(0);
+    expect(noPython.stderr).toMatch(/^harness: package cache off for this run: .*no python3/m);
+    expect(noPython.stdout).not.toContain("npm_config_cache");
+    await expect(docker.getVolume(VOLUME).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    await removeWorkspaceContainers(ws.path);
+
+    // A volume of that name harness did not make (no label): never mounted, never pruned.
+    const foreign = await docker.createVolume({ Name: VOLUME });
+    try {
+      const refused = await runCli(["exec", "--workspace", ws.path, "--image", image, "--", "env"]);
+      expect(refused.code, refused.stderr).toBe(0);
+      expect(refused.stderr).toContain(
+        `package cache off for this run: a volume named ${VOLUME} exists without harness's label`,
+      );
+      expect(refused.stdout).not.toContain("npm_config_cache");
+    } finally {
+      await removeWorkspaceContainers(ws.path);
+      await docker.getVolume(foreign.name).remove();
+    }
+  });
+
+  it("harness rm --cache removes the cache volume, and only it, once no sandbox holds it", async () => {
+    await using ws = cacheWorkspace();
+    const made = await runCli(["exec", "--workspace", ws.path, "--image", image, "--", "true"]);
+    expect(made.code, made.stderr).toBe(0);
+    await docker.getVolume(VOLUME).inspect();
+
+    // The workspace's long-lived container still mounts it: refused, and the message says which.
+    const held = await runCli(["rm", "--cache", "--user", `${UID}`]);
+    expect(held.code).not.toBe(0);
+    expect(held.stderr).toContain(`${VOLUME} is mounted by`);
+    await docker.getVolume(VOLUME).inspect();
+
+    await removeWorkspaceContainers(ws.path);
+    // A keeper a killed harness left behind (created, never removed) holds it too: that one goes.
+    const leftover = await docker.createContainer({
+      Image: image,
+      Cmd: ["true"],
+      Labels: { [LABEL_PACKAGE_CACHE]: "keeper" },
+      HostConfig: { Mounts: [{ Type: "volume", Source: VOLUME, Target: "/cache" }] },
+    });
+    const other = await docker.createVolume({ Name: `harness-test-not-cache-${UID}` });
+    try {
+      const rm = await runCli(["rm", "--cache", "--user", `${UID}`]);
+      expect(rm.stdout).toBe(`removed volume ${VOLUME}\n`);
+      expect(rm.code).toBe(0);
+      await expect(docker.getVolume(VOLUME).inspect()).rejects.toMatchObject({ statusCode: 404 });
+      await expect(leftover.inspect()).rejects.toMatchObject({ statusCode: 404 });
+      // Only the cache: another volume stays.
+      await docker.getVolume(other.name).inspect();
+      const again = await runCli(["rm", "--cache", "--user", `${UID}`]);
+      expect(again.stdout).toBe("no package cache to remove\n");
+    } finally {
+      await docker
+        .getVolume(other.name)
+        .remove()
+        .catch(() => {});
+    }
+  });
+});

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Stops the test cluster scripts/ensure-k8s.sh started and leaves the machine as found: no processes
+# (daemons, containerd shims, pod processes), no mounts (container rootfs, shm, netns), no cgroups
+# (the parents kubelet creates in every v1 hierarchy), the sysctls kubelet wanted put back, no state
+# directory. The built binaries in the cache stay. Safe to run when nothing runs.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/k8s/common.sh
+source "$repo/scripts/k8s/common.sh"
+started=$(date +%s%N)
+
+if [ "$(id -u)" != 0 ]; then
+  k8s_log "needs root: run it with sudo"
+  exit 1
+fi
+k8s_lock
+
+# stop_pid PID...: SIGTERM, up to 10 s, then SIGKILL.
+stop_pids() {
+  local pid deadline
+  [ $# -gt 0 ] || return 0
+  kill -TERM "$@" 2>/dev/null || true
+  deadline=$(($(date +%s) + 10))
+  for pid in "$@"; do
+    while [ -e "/proc/$pid" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
+    if [ -e "/proc/$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
+  done
+  for pid in "$@"; do
+    while [ -e "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]; do sleep 0.05; done
+  done
+}
+stop_daemon() {
+  local pid
+  if pid=$(k8s_pid "$1"); then stop_pids "$pid"; fi
+}
+
+# The processes the cluster left: containerd shims serving our containerd, and anything in a pod's
+# cgroup (a container whose shim is gone). Matched by what they are, never by a name alone.
+leftover_pids() {
+  local dir pid
+  for dir in /proc/[0-9]*; do
+    pid=${dir#/proc/}
+    [ "$pid" != $$ ] || continue
+    if tr '\0' ' ' <"$dir/cmdline" 2>/dev/null | grep -qF -- "-address $K8S_CONTAINERD_SOCK "; then
+      echo "$pid"
+    elif grep -qE '^[0-9]+:[^:]*:/kubepods(/|$)' "$dir/cgroup" 2>/dev/null; then
+      echo "$pid"
+    fi
+  done
+}
+
+stop_daemon kubelet
+stop_daemon kube-scheduler
+stop_daemon kube-apiserver
+# Pods' containers: killed and deleted through our containerd while it still runs, which ends their
+# shims and unmounts their root filesystems.
+if pid=$(k8s_pid containerd) && [ -S "$K8S_CONTAINERD_SOCK" ]; then
+  ctr_k8s() { timeout 20 ctr --address "$K8S_CONTAINERD_SOCK" --namespace k8s.io "$@"; }
+  mapfile -t tasks < <(ctr_k8s tasks ls -q 2>/dev/null || true)
+  for task in "${tasks[@]}"; do
+    ctr_k8s tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true
+  done
+  for task in "${tasks[@]}"; do
+    ctr_k8s tasks delete -f "$task" >/dev/null 2>&1 || true
+  done
+  mapfile -t containers < <(ctr_k8s containers ls -q 2>/dev/null || true)
+  [ ${#containers[@]} = 0 ] || ctr_k8s containers delete "${containers[@]}" >/dev/null 2>&1 || true
+  stop_pids "$pid"
+fi
+mapfile -t pids < <(leftover_pids)
+if [ ${#pids[@]} -gt 0 ]; then
+  k8s_log "killing ${#pids[@]} leftover shim or pod processes"
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+  stop_pids "${pids[@]}"
+fi
+stop_daemon etcd
+
+# Mounts under the state directory (container root filesystems, sandbox shm, network namespaces,
+# kubelet volumes), deepest first.
+mapfile -t mounts < <(awk -v root="$K8S_STATE/" 'index($5, root) == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+for mount in "${mounts[@]}"; do
+  mount=$(printf '%b' "${mount//\\/\\0}")
+  umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || k8s_log "could not unmount $mount"
+done
+
+# Cgroups: kubelet's parents (and the pod and container cgroups below them) in every v1 hierarchy,
+# and in the unified one if it has them. rmdir only removes empty cgroups.
+for hierarchy in /sys/fs/cgroup/*/; do
+  for parent in "${K8S_CGROUP_PARENTS[@]}"; do
+    [ -d "$hierarchy$parent" ] || continue
+    find "$hierarchy$parent" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    [ ! -d "$hierarchy$parent" ] || k8s_log "cgroup $hierarchy$parent is not empty; left"
+  done
+done
+
+# The sysctls kubelet wanted, back to what they were.
+if [ -f "$K8S_STATE/sysctl.saved" ]; then
+  while IFS= read -r setting; do
+    if [ -n "$setting" ]; then sysctl -q -w "$setting" || k8s_log "could not restore $setting"; fi
+  done <"$K8S_STATE/sysctl.saved"
+fi
+
+# kubelet always keeps its container-log symlinks in /var/log/containers.
+if [ -d /var/log/containers ] && [ -d "$K8S_STATE" ]; then
+  find /var/log/containers -maxdepth 1 -type l -lname "$K8S_STATE/*" -delete
+  if [ -f "$K8S_STATE/created-var-log-containers" ]; then rmdir /var/log/containers 2>/dev/null || true; fi
+fi
+
+if [ -d "$K8S_STATE" ]; then
+  rm -rf --one-file-system "$K8S_STATE"
+  k8s_log "stopped in $((($(date +%s%N) - started) / 1000000)) ms"
+else
+  k8s_log "no cluster state in $K8S_STATE: nothing to stop"
+fi

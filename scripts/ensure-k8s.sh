@@ -15,7 +15,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 here=$repo/scripts/k8s
 # shellcheck source=scripts/k8s/common.sh
 source "$here/common.sh"
-started=$(date +%s.%N)
+started=$(date +%s%N)
 
 if [ "$(id -u)" != 0 ]; then
   k8s_log "needs root (kubelet and containerd manage cgroups and mounts): run it with sudo"
@@ -25,7 +25,7 @@ k8s_lock
 
 ctr_k8s() { ctr --address "$K8S_CONTAINERD_SOCK" --namespace k8s.io "$@"; }
 kube() { kubectl --kubeconfig "$K8S_KUBECONFIG" --request-timeout=20s "$@"; }
-elapsed() { printf '%.1f s' "$(echo "$(date +%s.%N) - $started" | bc)"; }
+elapsed() { local ms=$((($(date +%s%N) - started) / 1000000)); printf '%d.%d s' $((ms / 1000)) $((ms % 1000 / 100)); }
 
 # Waits up to $1 seconds for the command after it to succeed.
 wait_for() {
@@ -39,12 +39,16 @@ wait_for() {
 }
 
 # The tag of harness's sandbox image (built first if sandbox/ changed): what the backend's pods run.
+# HARNESS_K8S_SANDBOX_IMAGE names another Docker image instead.
 sandbox_image() {
-  if [ ! -f "$repo/dist/cli.js" ]; then
-    k8s_log "harness is not built in $repo: run 'npm run build' (scripts/setup.sh does)"
+  if [ -n "${HARNESS_K8S_SANDBOX_IMAGE:-}" ]; then
+    echo "$HARNESS_K8S_SANDBOX_IMAGE"
+  elif [ -f "$repo/dist/cli.js" ]; then
+    node "$repo/bin/harness.mjs" image | tail -n 1
+  else
+    k8s_log "harness is not built in $repo: run 'npm run build' (scripts/setup.sh does) or set HARNESS_K8S_SANDBOX_IMAGE"
     return 1
   fi
-  node "$repo/bin/harness.mjs" image | tail -n 1
 }
 
 # Imports a Docker image into the cluster's containerd unless it is there already.
@@ -94,7 +98,6 @@ command -v runc >/dev/null 2>&1 || need+=(runc)
 [ -x /usr/lib/cni/loopback ] || need+=(containernetworking-plugins)
 command -v kubectl >/dev/null 2>&1 || need+=(kubectl)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
-command -v bc >/dev/null 2>&1 || need+=(bc)
 command -v flock >/dev/null 2>&1 || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
   k8s_log "installing Debian's ${need[*]}"
@@ -125,8 +128,9 @@ if [ ! -s "$pause_tar" ]; then
   context=$(mktemp -d /tmp/harness-k8s-pause.XXXXXX)
   (cd "$here/pause" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$context/pause" .)
   cp "$here/pause/Dockerfile" "$context/"
-  docker build -q -t harness.local/pause:1 "$context" >/dev/null
+  docker build -q -t harness.local/pause:1 "$context" >/dev/null 2>&1
   docker save harness.local/pause:1 >"$pause_tar.partial"
+  docker rmi harness.local/pause:1 >/dev/null
   mv "$pause_tar.partial" "$pause_tar"
   rm -rf "$context"
 fi

@@ -37,15 +37,12 @@ stop_daemon() {
 # The processes the cluster left: containerd shims serving our containerd, and anything in a pod's
 # cgroup (a container whose shim is gone). Matched by what they are, never by a name alone.
 leftover_pids() {
-  local dir pid
-  for dir in /proc/[0-9]*; do
-    pid=${dir#/proc/}
-    [ "$pid" != $$ ] || continue
-    if tr '\0' ' ' <"$dir/cmdline" 2>/dev/null | grep -qF -- "-address $K8S_CONTAINERD_SOCK "; then
-      echo "$pid"
-    elif grep -qE '^[0-9]+:[^:]*:/kubepods(/|$)' "$dir/cgroup" 2>/dev/null; then
-      echo "$pid"
-    fi
+  {
+    grep -laF -- "$K8S_CONTAINERD_SOCK" /proc/[0-9]*/cmdline 2>/dev/null || true
+    grep -lE '^[0-9]+:[^:]*:/kubepods(/|$)' /proc/[0-9]*/cgroup 2>/dev/null || true
+  } | cut -d/ -f3 | sort -u | while read -r pid; do
+    # Not this script, nor the grep that matched its own command line.
+    [ "$pid" != $$ ] && [ "$pid" != "$BASHPID" ] && [ -e "/proc/$pid" ] && echo "$pid"
   done
 }
 

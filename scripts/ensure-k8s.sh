@@ -157,7 +157,13 @@ for setting in "${K8S_SYSCTLS[@]}"; do
   key=${setting%%=*}
   echo "$key=$(sysctl -n "$key")" >>"$K8S_STATE/sysctl.saved"
 done
-[ -e /var/log/containers ] || touch "$K8S_STATE/created-var-log-containers"
+# What stop-k8s.sh must remove again: the directories kubelet and containerd's CNI library create at
+# fixed paths whatever their configuration (container-log symlinks, the device-plugin socket, the CNI
+# result cache, the shims' sockets), when they did not exist before.
+for dir in /var/log/containers /var/lib/kubelet /var/lib/cni /run/containerd; do
+  [ -e "$dir" ] || echo "$dir" >>"$K8S_STATE/created-dirs"
+done
+if ! iptables-save 2>/dev/null | grep -q KUBE-; then touch "$K8S_STATE/no-kube-chains-before"; fi
 
 # --- certificates (openssl, ECDSA P-256): one CA signs everything ---------------------------------
 pki=$K8S_STATE/pki
@@ -221,7 +227,8 @@ kubeconfig kube-scheduler
 start() {
   local name=$1
   shift
-  setsid "$@" </dev/null >"$K8S_STATE/logs/$name.log" 2>&1 &
+  # 9<&-: the daemons (and containerd's shims) must not inherit, and so hold, k8s_lock's lock.
+  setsid "$@" </dev/null >"$K8S_STATE/logs/$name.log" 2>&1 9<&- &
   echo $! >"$K8S_STATE/run/$name.pid"
 }
 # alive NAME: fails (with the log's tail) if the daemon has exited.
@@ -281,6 +288,8 @@ start kube-scheduler "$K8S_BIN/kube-scheduler" --kubeconfig "$K8S_STATE/kube-sch
 for setting in "${K8S_SYSCTLS[@]}"; do
   sysctl -q -w "$setting"
 done
+# harness's seccomp profile, for pods that ask for it: localhostProfile: harness/sandbox.json.
+install -D -m 644 "$repo/docker/sandbox-seccomp.json" "$K8S_STATE/kubelet/seccomp/harness/sandbox.json"
 sed -e "s#@STATE@#$K8S_STATE#g" -e "s#@MAX_OPEN_FILES@#$(ulimit -Hn)#g" "$here/kubelet-config.yaml" >"$K8S_STATE/kubelet/config.yaml"
 start kubelet "$K8S_BIN/kubelet" --config "$K8S_STATE/kubelet/config.yaml" \
   --kubeconfig "$K8S_STATE/kubelet.kubeconfig" --root-dir "$K8S_STATE/kubelet" \
@@ -289,6 +298,9 @@ node_ready() {
   [ "$(kube get node "$K8S_NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
 }
 wait_for 120 node_ready || { alive kubelet; k8s_log "node not Ready in 120 s"; exit 1; }
+# kubelet registers the node tainted not-ready; the controller-manager's node lifecycle controller
+# would lift the taint once Ready, and none runs here.
+kube taint node "$K8S_NODE" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 k8s_log "node Ready ($(elapsed))"
 alive kube-scheduler
 

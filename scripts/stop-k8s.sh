@@ -15,23 +15,33 @@ if [ "$(id -u)" != 0 ]; then
 fi
 k8s_lock
 
-# stop_pid PID...: SIGTERM, up to 10 s, then SIGKILL.
+# running PID: the process exists and is not a zombie (an exited daemon stays one until whoever
+# adopted it reaps it).
+running() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$state" ] && [ "$state" != Z ]
+}
+# stop_pids PID...: SIGTERM, up to 10 s, then SIGKILL.
 stop_pids() {
   local pid deadline
   [ $# -gt 0 ] || return 0
   kill -TERM "$@" 2>/dev/null || true
   deadline=$(($(date +%s) + 10))
   for pid in "$@"; do
-    while [ -e "/proc/$pid" ] && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.1; done
-    if [ -e "/proc/$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; fi
+    while running "$pid" && [ "$(date +%s)" -lt "$deadline" ]; do sleep 0.05; done
+    if running "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
   done
   for pid in "$@"; do
-    while [ -e "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]; do sleep 0.05; done
+    while running "$pid"; do sleep 0.05; done
   done
 }
 stop_daemon() {
   local pid
-  if pid=$(k8s_pid "$1"); then stop_pids "$pid"; fi
+  if pid=$(k8s_pid "$1"); then
+    stop_pids "$pid"
+    k8s_log "$1 stopped ($((($(date +%s%N) - started) / 1000000)) ms)"
+  fi
 }
 
 # The processes the cluster left: containerd shims serving our containerd, and anything in a pod's
@@ -42,7 +52,7 @@ leftover_pids() {
     grep -lE '^[0-9]+:[^:]*:/kubepods(/|$)' /proc/[0-9]*/cgroup 2>/dev/null || true
   } | cut -d/ -f3 | sort -u | while read -r pid; do
     # Not this script, nor the grep that matched its own command line.
-    [ "$pid" != $$ ] && [ "$pid" != "$BASHPID" ] && [ -e "/proc/$pid" ] && echo "$pid"
+    [ "$pid" != $$ ] && [ "$pid" != "$BASHPID" ] && running "$pid" && echo "$pid"
   done
 }
 
@@ -62,7 +72,13 @@ if pid=$(k8s_pid containerd) && [ -S "$K8S_CONTAINERD_SOCK" ]; then
   done
   mapfile -t containers < <(ctr_k8s containers ls -q 2>/dev/null || true)
   [ ${#containers[@]} = 0 ] || ctr_k8s containers delete "${containers[@]}" >/dev/null 2>&1 || true
+  # The CNI library's result cache (/var/lib/cni/results/NETWORK-ID-IFNAME): no CNI DEL ran for these
+  # sandboxes, which would have removed their entries.
+  for id in "${containers[@]}"; do
+    rm -f /var/lib/cni/results/*-"$id"-*
+  done
   stop_pids "$pid"
+  k8s_log "pods and containerd stopped ($((($(date +%s%N) - started) / 1000000)) ms)"
 fi
 mapfile -t pids < <(leftover_pids)
 if [ ${#pids[@]} -gt 0 ]; then
@@ -97,11 +113,33 @@ if [ -f "$K8S_STATE/sysctl.saved" ]; then
   done <"$K8S_STATE/sysctl.saved"
 fi
 
-# kubelet always keeps its container-log symlinks in /var/log/containers.
-if [ -d /var/log/containers ] && [ -d "$K8S_STATE" ]; then
+# What kubelet leaves at fixed paths: container-log symlinks into our pod-logs directory, the
+# device-plugin socket. Then the directories ensure-k8s.sh found missing, if nothing else uses them.
+if [ -d /var/log/containers ]; then
   find /var/log/containers -maxdepth 1 -type l -lname "$K8S_STATE/*" -delete
-  if [ -f "$K8S_STATE/created-var-log-containers" ]; then rmdir /var/log/containers 2>/dev/null || true; fi
 fi
+rm -f /var/lib/kubelet/device-plugins/kubelet.sock
+if [ -f "$K8S_STATE/created-dirs" ]; then
+  while IFS= read -r dir; do
+    [ -d "$dir" ] && find "$dir" -depth -type d -empty -delete
+    [ ! -e "$dir" ] || k8s_log "$dir is not empty; left"
+  done <"$K8S_STATE/created-dirs"
+fi
+
+# The iptables chains kubelet adds unless makeIPTablesUtilChains is false (as configured here), in
+# case a kubelet ran without it; only when ensure-k8s.sh found none there.
+for iptables in iptables ip6tables; do
+  if [ ! -f "$K8S_STATE/no-kube-chains-before" ] || ! command -v "$iptables" >/dev/null 2>&1; then continue; fi
+  "$iptables" -w -t filter -D INPUT -j KUBE-FIREWALL 2>/dev/null || true
+  "$iptables" -w -t filter -D OUTPUT -j KUBE-FIREWALL 2>/dev/null || true
+  for chain in filter:KUBE-FIREWALL filter:KUBE-KUBELET-CANARY nat:KUBE-KUBELET-CANARY \
+    mangle:KUBE-KUBELET-CANARY mangle:KUBE-IPTABLES-HINT; do
+    if "$iptables" -w -t "${chain%%:*}" -n -L "${chain#*:}" >/dev/null 2>&1; then
+      "$iptables" -w -t "${chain%%:*}" -F "${chain#*:}"
+      "$iptables" -w -t "${chain%%:*}" -X "${chain#*:}" || k8s_log "could not remove $iptables chain $chain"
+    fi
+  done
+done
 
 if [ -d "$K8S_STATE" ]; then
   rm -rf --one-file-system "$K8S_STATE"

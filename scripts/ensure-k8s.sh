@@ -135,6 +135,7 @@ if [ ! -s "$pause_tar" ]; then
   rm -rf "$context"
 fi
 image=$(sandbox_image)
+docker image inspect "$image" >/dev/null || { k8s_log "Docker has no image $image"; exit 1; }
 
 # From here on, a failure tears down whatever was started.
 teardown_on_failure() {
@@ -246,19 +247,7 @@ start etcd etcd --name harness-k8s --data-dir "$K8S_STATE/etcd" \
 wait_for 60 curl -fsS "http://127.0.0.1:$K8S_ETCD_PORT/health" || { alive etcd; k8s_log "etcd not healthy in 60 s"; exit 1; }
 k8s_log "etcd healthy ($(elapsed))"
 
-# --- containerd with CRI, its own everything ----------------------------------------------------
-sed "s#@STATE@#$K8S_STATE#g" "$here/containerd.toml" >"$K8S_STATE/containerd/config.toml"
-ln -s /usr/lib/cni/loopback "$K8S_STATE/cni/bin/loopback"
-install -m 755 "$here/cni-placeholder.sh" "$K8S_STATE/cni/bin/harness-placeholder"
-cp "$here/cni.conflist" "$K8S_STATE/cni/net.d/10-harness.conflist"
-start containerd containerd --config "$K8S_STATE/containerd/config.toml"
-wait_for 60 ctr --address "$K8S_CONTAINERD_SOCK" version || { alive containerd; k8s_log "containerd not answering in 60 s"; exit 1; }
-k8s_log "containerd up ($(elapsed))"
-ctr_k8s images import - <"$pause_tar" >/dev/null
-import_image "$image"
-k8s_log "images imported ($(elapsed))"
-
-# --- kube-apiserver ------------------------------------------------------------------------------
+# --- kube-apiserver (started now, waited for after containerd and the images) --------------------
 start kube-apiserver "$K8S_BIN/kube-apiserver" \
   --etcd-servers "http://127.0.0.1:$K8S_ETCD_PORT" \
   --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$K8S_APISERVER_PORT" \
@@ -271,6 +260,19 @@ start kube-apiserver "$K8S_BIN/kube-apiserver" \
   --service-account-signing-key-file "$pki/sa.key" \
   --service-cluster-ip-range 198.51.100.0/24 --endpoint-reconciler-type none \
   --allow-privileged=false --profiling=false
+
+# --- containerd with CRI, its own everything ----------------------------------------------------
+sed "s#@STATE@#$K8S_STATE#g" "$here/containerd.toml" >"$K8S_STATE/containerd/config.toml"
+ln -s /usr/lib/cni/loopback "$K8S_STATE/cni/bin/loopback"
+install -m 755 "$here/cni-placeholder.sh" "$K8S_STATE/cni/bin/harness-placeholder"
+cp "$here/cni.conflist" "$K8S_STATE/cni/net.d/10-harness.conflist"
+start containerd containerd --config "$K8S_STATE/containerd/config.toml"
+wait_for 60 ctr --address "$K8S_CONTAINERD_SOCK" version || { alive containerd; k8s_log "containerd not answering in 60 s"; exit 1; }
+k8s_log "containerd up ($(elapsed))"
+ctr_k8s images import - <"$pause_tar" >/dev/null
+import_image "$image"
+k8s_log "images imported ($(elapsed))"
+
 wait_for 120 kube get --raw /readyz || { alive kube-apiserver; k8s_log "kube-apiserver not ready in 120 s"; exit 1; }
 k8s_log "kube-apiserver ready ($(elapsed))"
 kube apply -f "$here/cluster-objects.yaml" >/dev/null

@@ -64,24 +64,38 @@ import_image() {
   docker save "$image" | ctr_k8s images import - >/dev/null
 }
 
-# The node is Ready, the check pod runs, and an exec in it answers as uid 1000 with only lo.
-cluster_answers() {
-  kube get --raw /readyz >/dev/null 2>&1 || return 1
-  [ "$(kube get node "$K8S_NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ] || return 1
+node_ready() {
+  [ "$(kube get node "$K8S_NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+}
+# An exec in the check pod answers as uid 1000 with only lo.
+check_pod_answers() {
   # shellcheck disable=SC2016 # expanded in the pod
   [ "$(kube exec -n default harness-k8s-check -- sh -c 'echo "$(id -u) $(ls /sys/class/net)"' 2>/dev/null)" = "1000 lo" ]
 }
+# Runs the check pod (again, if someone deleted it) with IMAGE and waits until an exec answers.
+check_pod() {
+  local image=$1
+  if ! kube get pod -n default harness-k8s-check >/dev/null 2>&1; then
+    sed "s#@IMAGE@#$image#" "$here/check-pod.yaml" | kube apply -f - >/dev/null
+  fi
+  kube wait -n default --for=condition=Ready pod/harness-k8s-check --timeout=120s >/dev/null &&
+    wait_for 30 check_pod_answers
+}
 
-# Fast path: every daemon we started is alive and the cluster answers.
+# Fast path: every daemon we started is alive, the node is Ready and the check pod answers (it is
+# recreated if it was deleted). Pods already running are left alone.
 healthy=1
 for daemon in "${K8S_DAEMONS[@]}"; do
   k8s_pid "$daemon" >/dev/null || healthy=0
 done
-if [ "$healthy" = 1 ] && cluster_answers; then
-  import_image "$(sandbox_image)"
-  k8s_log "cluster already running and healthy ($(elapsed))"
-  echo "$K8S_KUBECONFIG"
-  exit 0
+if [ "$healthy" = 1 ] && kube get --raw /readyz >/dev/null 2>&1 && node_ready; then
+  image=$(sandbox_image)
+  import_image "$image"
+  if check_pod_answers || check_pod "$image"; then
+    k8s_log "cluster already running and healthy ($(elapsed))"
+    echo "$K8S_KUBECONFIG"
+    exit 0
+  fi
 fi
 if [ -d "$K8S_STATE" ]; then
   k8s_log "a cluster is left over but not healthy: stopping it first"
@@ -296,9 +310,6 @@ sed -e "s#@STATE@#$K8S_STATE#g" -e "s#@MAX_OPEN_FILES@#$(ulimit -Hn)#g" "$here/k
 start kubelet "$K8S_BIN/kubelet" --config "$K8S_STATE/kubelet/config.yaml" \
   --kubeconfig "$K8S_STATE/kubelet.kubeconfig" --root-dir "$K8S_STATE/kubelet" \
   --cert-dir "$K8S_STATE/kubelet/pki" --hostname-override "$K8S_NODE"
-node_ready() {
-  [ "$(kube get node "$K8S_NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]
-}
 wait_for 120 node_ready || { alive kubelet; k8s_log "node not Ready in 120 s"; exit 1; }
 # kubelet registers the node tainted not-ready; the controller-manager's node lifecycle controller
 # would lift the taint once Ready, and none runs here.
@@ -307,9 +318,7 @@ k8s_log "node Ready ($(elapsed))"
 alive kube-scheduler
 
 # --- a hardened pod that answers an exec ---------------------------------------------------------
-sed "s#@IMAGE@#$image#" "$here/check-pod.yaml" | kube apply -f - >/dev/null
-kube wait -n default --for=condition=Ready pod/harness-k8s-check --timeout=120s >/dev/null
-wait_for 30 cluster_answers || { k8s_log "the check pod does not answer an exec as uid 1000 with only lo"; exit 1; }
+check_pod "$image" || { k8s_log "the check pod does not answer an exec as uid 1000 with only lo"; exit 1; }
 k8s_log "hardened pod answers an exec: cluster up ($(elapsed))"
 
 trap - EXIT

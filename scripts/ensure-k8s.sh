@@ -306,7 +306,7 @@ for setting in "${K8S_SYSCTLS[@]}"; do
 done
 # harness's seccomp profile, for pods that ask for it: localhostProfile: harness/sandbox.json.
 install -D -m 644 "$repo/docker/sandbox-seccomp.json" "$K8S_STATE/kubelet/seccomp/harness/sandbox.json"
-sed -e "s#@STATE@#$K8S_STATE#g" -e "s#@MAX_OPEN_FILES@#$(ulimit -Hn)#g" "$here/kubelet-config.yaml" >"$K8S_STATE/kubelet/config.yaml"
+sed -e "s#@STATE@#$K8S_STATE#g" -e "s#^maxOpenFiles: .*#maxOpenFiles: $(ulimit -Hn)#" "$here/kubelet-config.yaml" >"$K8S_STATE/kubelet/config.yaml"
 start kubelet "$K8S_BIN/kubelet" --config "$K8S_STATE/kubelet/config.yaml" \
   --kubeconfig "$K8S_STATE/kubelet.kubeconfig" --root-dir "$K8S_STATE/kubelet" \
   --cert-dir "$K8S_STATE/kubelet/pki" --hostname-override "$K8S_NODE"

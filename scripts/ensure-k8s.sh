@@ -6,7 +6,8 @@
 # What runs, all on 127.0.0.1 and under $HARNESS_K8S_STATE (default /var/lib/harness-k8s):
 # etcd (Debian's), a containerd with CRI of its own (not Docker's), kube-apiserver, kube-scheduler
 # and kubelet (built once from the Go module proxy into $HARNESS_K8S_CACHE, default
-# /var/cache/harness/k8s). No controller-manager: the ServiceAccounts a pod needs are created here.
+# /var/cache/harness/k8s, with a kubectl of the same version). No controller-manager: the
+# ServiceAccounts a pod needs are created here.
 # Pods get no network but lo (scripts/k8s/cni-placeholder.sh). Images come from the Docker engine
 # (`docker save | ctr import`): the pause image built here and harness's sandbox image.
 # scripts/stop-k8s.sh stops it all and leaves the machine as found; a failing start runs it too.
@@ -24,7 +25,8 @@ fi
 k8s_lock
 
 ctr_k8s() { ctr --address "$K8S_CONTAINERD_SOCK" --namespace k8s.io "$@"; }
-kube() { kubectl --kubeconfig "$K8S_KUBECONFIG" --request-timeout=20s "$@"; }
+# The kubectl built with the cluster: same version, and Debian has none.
+kube() { "$K8S_BIN/kubectl" --kubeconfig "$K8S_KUBECONFIG" --request-timeout=20s "$@"; }
 elapsed() { local ms=$((($(date +%s%N) - started) / 1000000)); printf '%d.%d s' $((ms / 1000)) $((ms % 1000 / 100)); }
 
 # Waits up to $1 seconds for the command after it to succeed.
@@ -110,7 +112,6 @@ command -v containerd >/dev/null 2>&1 || need+=(containerd)
 command -v ctr >/dev/null 2>&1 || need+=(containerd)
 command -v runc >/dev/null 2>&1 || need+=(runc)
 [ -x /usr/lib/cni/loopback ] || need+=(containernetworking-plugins)
-command -v kubectl >/dev/null 2>&1 || need+=(kubectl)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v flock >/dev/null 2>&1 || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
@@ -131,7 +132,7 @@ for tool in docker go; do
 done
 
 # The binaries: built once per version (minutes on 2 cores), then reused from the cache.
-if ! bash "$here/build-binaries.sh" "$K8S_VERSION" "$K8S_BIN" kube-apiserver kubelet kube-scheduler; then
+if ! bash "$here/build-binaries.sh" "$K8S_VERSION" "$K8S_BIN" kube-apiserver kubelet kube-scheduler kubectl; then
   k8s_log "building Kubernetes $K8S_VERSION failed"
   exit 1
 fi

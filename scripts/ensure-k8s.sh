@@ -291,6 +291,11 @@ k8s_log "images imported ($(elapsed))"
 wait_for 120 kube get --raw /readyz || { alive kube-apiserver; k8s_log "kube-apiserver not ready in 120 s"; exit 1; }
 k8s_log "kube-apiserver ready ($(elapsed))"
 kube apply -f "$here/cluster-objects.yaml" >/dev/null
+# The CA bundle a projected service-account token volume reads (the controller-manager's
+# root-ca-cert-publisher would write it), so a pod that does ask for a token can start.
+for namespace in default harness; do
+  kube create configmap kube-root-ca.crt -n "$namespace" --from-file=ca.crt="$pki/ca.crt" >/dev/null
+done
 
 # --- kube-scheduler ------------------------------------------------------------------------------
 start kube-scheduler "$K8S_BIN/kube-scheduler" --kubeconfig "$K8S_STATE/kube-scheduler.kubeconfig" \

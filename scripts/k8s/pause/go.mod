@@ -1,0 +1,3 @@
+module harness.local/pause
+
+go 1.22

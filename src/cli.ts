@@ -48,6 +48,20 @@ function sandboxOptions(command: Command): Command {
       "--context <name>",
       "Docker context (engine) to use, as 'docker context ls' lists them (default: DOCKER_HOST, DOCKER_CONTEXT, the current context)",
     )
+    .addOption(
+      new Option(
+        "--engine <name>",
+        "where the sandbox runs: docker (default; Docker or Podman) or kubernetes (a pod; env HARNESS_ENGINE)",
+      ).choices(["docker", "kubernetes"]),
+    )
+    .option(
+      "--kube-context <name>",
+      "kubernetes: the kubeconfig context to use (default: its current one; KUBECONFIG is read as kubectl reads it)",
+    )
+    .option(
+      "--namespace <name>",
+      "kubernetes: the namespace of the sandbox pods (default harness; env HARNESS_NAMESPACE)",
+    )
     .option("--memory <size>", "sandbox memory limit, e.g. 2g")
     .option("--tmp-size <size>", "size of the sandbox's /tmp (tmpfs, counts against memory), e.g. 512m")
     .option("--home-size <size>", "size of the sandbox's home directory (tmpfs), e.g. 256m")

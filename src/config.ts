@@ -49,6 +49,12 @@ export interface CliFlags {
   isolation?: string;
   /** `--context NAME`: the Docker context (engine) to use. */
   context?: string;
+  /** `--engine docker|kubernetes` (HARNESS_ENGINE): where sandboxes run. */
+  engine?: string;
+  /** `--kube-context NAME`: a context of the kubeconfig (KUBECONFIG, ~/.kube/config) instead of its current one. */
+  kubeContext?: string;
+  /** `--namespace NAME` (HARNESS_NAMESPACE): where the Kubernetes engine makes its pods (default harness). */
+  namespace?: string;
   /** `--copy-limit SIZE`, e.g. 2g. */
   copyLimit?: string;
   /** `--copy-max-files N`: most files, directories and symlinks copied in and out. */
@@ -87,8 +93,17 @@ export interface CliFlags {
 export const OUTPUT_FORMATS = ["text", "json", "stream-json"] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
+/** Where sandboxes run: Docker (or Podman) containers, or pods on a Kubernetes cluster. */
+export const ENGINES = ["docker", "kubernetes"] as const;
+export type SandboxEngine = (typeof ENGINES)[number];
+
 /** The sandbox request (sandbox-request.ts) as flags and env give it, with what the CLI always decides. */
 export interface SandboxConfig extends SandboxRequest {
+  /** `--engine`/HARNESS_ENGINE; default docker. */
+  engine: SandboxEngine;
+  /** Kubernetes only: `--kube-context`, and `--namespace`/HARNESS_NAMESPACE. */
+  kubeContext?: string | undefined;
+  namespace?: string | undefined;
   network: string;
   /**
    * Read-only mounts of files the host runs later (git hooks and config, `.envrc`, `.vscode`…).
@@ -198,11 +213,22 @@ export function loadSandboxConfig(
 ): Readonly<SandboxConfig> {
   const user = flags.user === undefined ? undefined : parseSandboxUser(flags.user);
   if (user?.ok === false) throw new ConfigError(`--user ${user.reason}`);
-  const isolation = flags.isolation ?? "bind";
+  const engine = flags.engine ?? (env["HARNESS_ENGINE"] || undefined) ?? "docker";
+  if (!(ENGINES as readonly string[]).includes(engine))
+    throw new ConfigError(`--engine must be ${ENGINES.join(" or ")}, got '${engine}'`);
+  // A cluster cannot mount this machine's directory: Kubernetes copies unless told otherwise (and refuses bind).
+  const isolation = flags.isolation ?? (engine === "kubernetes" ? "copy" : "bind");
   if (isolation !== "bind" && isolation !== "copy")
     throw new ConfigError(`--isolation must be bind or copy, got '${isolation}'`);
   const network = flags.network ?? env["HARNESS_NETWORK"] ?? SANDBOX_DEFAULTS.network;
   return Object.freeze({
+    engine: engine as SandboxEngine,
+    ...(engine === "kubernetes"
+      ? {
+          kubeContext: flags.kubeContext,
+          namespace: flags.namespace ?? (env["HARNESS_NAMESPACE"] || undefined),
+        }
+      : {}),
     workspace: flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd(),
     image: flags.image ?? env["HARNESS_IMAGE"] ?? undefined,
     network,

@@ -1,22 +1,26 @@
 /** Opens the workspace's sandbox with the CLI's settings; build progress goes to stderr. */
 import type { SandboxConfig } from "../config.js";
 import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
+import { KubernetesSandbox } from "../sandbox/kubernetes/kubernetes-sandbox.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { watchEnvFiles } from "./env-file-watch.js";
 
 export async function openSandbox(
   config: SandboxConfig,
   options: { removeOnStop?: boolean; progress?: (line: string) => void } = {},
-): Promise<DockerSandbox> {
+): Promise<DockerSandbox | KubernetesSandbox> {
   // The lines name what the sandbox made (the git warning, setuid files): shown, never obeyed.
   const say =
     options.progress ??
     ((line: string) => process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`));
   // Every sandbox, whatever the command: what it could write includes a `.env` harness loads later.
   const watch = watchEnvFiles(config.workspace);
-  let sandbox: DockerSandbox;
+  let sandbox: DockerSandbox | KubernetesSandbox;
   try {
-    sandbox = await DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
+    sandbox =
+      config.engine === "kubernetes"
+        ? await KubernetesSandbox.open({ ...config, onProgress: say })
+        : await DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
   } catch (error) {
     for (const line of watch.close()) say(line);
     throw error;

@@ -11,6 +11,7 @@ import { SandboxError } from "../../errors.js";
 import { planWorkspaceCopy } from "../copy/workspace-archive.js";
 import { contextHash, IMAGE_REPOSITORY, sandboxContextDir } from "../docker/container/image.js";
 import { toExecResult } from "../docker/exec/exec-outcome.js";
+import type { ShellIo } from "../docker/interactive-shell.js";
 import type { ExecOutcome, ExecRequest } from "../docker/per-call/docker-exec.js";
 import { resolveWorkspace } from "../host/workspace.js";
 import type { CopiedWorkspace, ExecOptions, ExecResult, Sandbox, SandboxDescription } from "../sandbox.js";
@@ -23,6 +24,7 @@ import { copyIntoPod, PodCopiedWorkspace } from "./pod-copy.js";
 import type { PodTarget } from "./pod-exec.js";
 import { PodExecutor } from "./pod-executor.js";
 import { createPod, deletePod, podLost, waitRunning } from "./pod-lifecycle.js";
+import { runPodShell } from "./pod-shell.js";
 import { type PodSettings, podManifest, podName, SANDBOX_CONTAINER } from "./pod-spec.js";
 
 const log = createDebug("harness:kubernetes");
@@ -37,6 +39,7 @@ export function defaultPodImage(): string {
 export class KubernetesSandbox implements Sandbox {
   readonly workdir: string;
   readonly egress = undefined;
+  readonly published = undefined;
   private fresh = true;
   private cwd: string;
   private stopped = false;
@@ -249,6 +252,11 @@ export class KubernetesSandbox implements Sandbox {
         `stopping the sandbox's processes failed (${result.error ?? result.stderr.trim()})`,
       );
     }
+  }
+
+  /** An interactive TTY shell in the workspace, as the sandbox user; resolves with its exit code. */
+  async shell(io: ShellIo): Promise<number> {
+    return runPodShell(this.target, this.settings.user, this.workdir, io);
   }
 
   /** Ends the run, once: the executor, then the pod (and its copy) goes. */

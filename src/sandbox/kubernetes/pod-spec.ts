@@ -70,6 +70,14 @@ export interface PodSettings {
  */
 const REQUESTS = { cpu: "50m", memory: "64Mi" };
 
+/** The sandbox container's requests: the small ones, never above the limits. */
+function sandboxRequests(s: PodSettings): Record<string, string> {
+  return {
+    cpu: s.cpus < 0.05 ? String(s.cpus) : REQUESTS.cpu,
+    memory: s.memoryBytes < 64 * 1024 ** 2 ? String(s.memoryBytes) : REQUESTS.memory,
+  };
+}
+
 /** A DNS-1123 name: harness-<workspace>-<hash of its path>-<random>. */
 export function podName(workspace: string): string {
   const slug =
@@ -193,7 +201,7 @@ export function podManifest(s: PodSettings, name: string, session: string): V1Po
           securityContext: securityContext(["SETUID", "SETGID"]),
           resources: {
             limits: { cpu: String(s.cpus), memory: String(s.memoryBytes) },
-            requests: REQUESTS,
+            requests: sandboxRequests(s),
           },
           volumeMounts: volumeMounts(s),
         },

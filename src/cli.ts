@@ -34,20 +34,9 @@ function publishOption(command: Command): Command {
   );
 }
 
-function sandboxOptions(command: Command): Command {
+/** `--engine` and the Kubernetes engine's own options. */
+function engineOptions(command: Command): Command {
   return command
-    .option("-w, --workspace <dir>", "project directory to mount in the sandbox (default: current directory)")
-    .option("--image <name>", "use this existing image instead of building harness's sandbox image")
-    .option("--network <mode>", "sandbox network: none (default), bridge or a network name")
-    .option(
-      "--user <uid[:gid]>",
-      "run sandbox commands as this user (default: the workspace owner; never root)",
-    )
-    .option("--runtime <name>", "OCI runtime for the sandbox, e.g. runsc (gVisor) where installed")
-    .option(
-      "--context <name>",
-      "Docker context (engine) to use, as 'docker context ls' lists them (default: DOCKER_HOST, DOCKER_CONTEXT, the current context)",
-    )
     .addOption(
       new Option(
         "--engine <name>",
@@ -61,6 +50,22 @@ function sandboxOptions(command: Command): Command {
     .option(
       "--namespace <name>",
       "kubernetes: the namespace of the sandbox pods (default harness; env HARNESS_NAMESPACE)",
+    );
+}
+
+function sandboxOptions(command: Command): Command {
+  return engineOptions(command)
+    .option("-w, --workspace <dir>", "project directory to mount in the sandbox (default: current directory)")
+    .option("--image <name>", "use this existing image instead of building harness's sandbox image")
+    .option("--network <mode>", "sandbox network: none (default), bridge or a network name")
+    .option(
+      "--user <uid[:gid]>",
+      "run sandbox commands as this user (default: the workspace owner; never root)",
+    )
+    .option("--runtime <name>", "OCI runtime for the sandbox, e.g. runsc (gVisor) where installed")
+    .option(
+      "--context <name>",
+      "Docker context (engine) to use, as 'docker context ls' lists them (default: DOCKER_HOST, DOCKER_CONTEXT, the current context)",
     )
     .option("--memory <size>", "sandbox memory limit, e.g. 2g")
     .option("--tmp-size <size>", "size of the sandbox's /tmp (tmpfs, counts against memory), e.g. 512m")
@@ -362,8 +367,7 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await restoreGitCommand(id);
     });
 
-  program
-    .command("doctor")
+  engineOptions(program.command("doctor"))
     .description("check whether harness can run here: engine, runtimes, image, workspace, disk")
     .option("-w, --workspace <dir>", "workspace to check (default: current directory)")
     .option("--image <name>", "check this image instead of harness's sandbox image")
@@ -397,17 +401,15 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await imageCommand();
     });
 
-  program
-    .command("ps")
-    .description("list harness's sandbox containers")
-    .action(async () => {
+  engineOptions(program.command("ps"))
+    .description("list harness's sandbox containers (or pods)")
+    .action(async (flags: Flags) => {
       const { psCommand } = await import("./cli/container-commands.js");
-      exitCode = await psCommand();
+      exitCode = await psCommand(flags);
     });
 
-  program
-    .command("rm")
-    .description("remove the workspace's sandbox container (or all of them)")
+  engineOptions(program.command("rm"))
+    .description("remove the workspace's sandbox container or pods (or all of them)")
     .option("-w, --workspace <dir>", "workspace whose container to remove (default: current directory)")
     .option("--all", "remove every harness container")
     .action(async (flags: Flags & { all?: boolean }) => {

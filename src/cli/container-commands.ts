@@ -10,6 +10,7 @@ import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
 import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { reviewCopyChanges } from "./copy-changes.js";
+import { engineOf, podsCommand } from "./pods-command.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
 export async function shellCommand(flags: CliFlags): Promise<number> {
@@ -19,7 +20,8 @@ export async function shellCommand(flags: CliFlags): Promise<number> {
   return code;
 }
 
-export async function psCommand(): Promise<number> {
+export async function psCommand(flags: CliFlags = {}): Promise<number> {
+  if (engineOf(flags) === "kubernetes") return podsCommand(flags, "ps");
   const containers = await listHarnessContainers(await connectDocker());
   if (containers.length === 0) {
     process.stdout.write("no harness containers\n");
@@ -39,6 +41,7 @@ export async function psCommand(): Promise<number> {
 }
 
 export async function rmCommand(flags: CliFlags & { all?: boolean }): Promise<number> {
+  if (engineOf(flags) === "kubernetes") return podsCommand(flags, "rm");
   const docker = await connectDocker();
   let workspace: string | undefined;
   if (!flags.all) {

@@ -1,7 +1,7 @@
 /** What `KubernetesSandbox.open` takes, and the requests it refuses in one line. */
 import { ConfigError } from "../../errors.js";
 import type { SandboxRequest } from "../sandbox-request.js";
-import type { ClusterOptions } from "./kube-client.js";
+import type { ClusterOptions } from "./api/kube-client.js";
 
 export interface KubernetesSandboxOptions extends SandboxRequest, ClusterOptions {
   /** Container path of the workspace. */

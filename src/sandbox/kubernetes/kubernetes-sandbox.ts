@@ -17,15 +17,15 @@ import { resolveWorkspace } from "../host/workspace.js";
 import type { CopiedWorkspace, ExecOptions, ExecResult, Sandbox, SandboxDescription } from "../sandbox.js";
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { resolveSandboxUser } from "../sandbox-user.js";
-import { type Cluster, connectCluster } from "./kube-client.js";
+import { type Cluster, connectCluster } from "./api/kube-client.js";
+import { asUser, runInPod } from "./api/pod-command.js";
+import type { PodTarget } from "./api/pod-exec.js";
 import { type KubernetesSandboxOptions, podNetwork, refuseUnsupported } from "./kubernetes-options.js";
-import { asUser, runInPod } from "./pod-command.js";
+import { createPod, deletePod, podLost, waitRunning } from "./pod/pod-lifecycle.js";
+import { type PodSettings, podManifest, podName, SANDBOX_CONTAINER } from "./pod/pod-spec.js";
 import { copyIntoPod, PodCopiedWorkspace } from "./pod-copy.js";
-import type { PodTarget } from "./pod-exec.js";
 import { PodExecutor } from "./pod-executor.js";
-import { createPod, deletePod, podLost, waitRunning } from "./pod-lifecycle.js";
 import { runPodShell } from "./pod-shell.js";
-import { type PodSettings, podManifest, podName, SANDBOX_CONTAINER } from "./pod-spec.js";
 
 const log = createDebug("harness:kubernetes");
 

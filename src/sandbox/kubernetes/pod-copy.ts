@@ -27,8 +27,8 @@ import { strictDelete } from "../host/paths/strict-paths.js";
 import type { ApplyResult, CopiedWorkspace, WorkspaceChanges, WorkspaceEntry } from "../sandbox.js";
 import type { ProtectOptions } from "../sandbox-request.js";
 import { parseUserIds } from "../sandbox-user.js";
-import { asUser, type PodOutputStream, runInPod, streamFromPod } from "./pod-command.js";
-import type { PodTarget } from "./pod-exec.js";
+import { asUser, type PodOutputStream, runInPod, streamFromPod } from "./api/pod-command.js";
+import type { PodTarget } from "./api/pod-exec.js";
 
 /** Copying a large workspace in may take a while; a stalled exec must not hang the open forever. */
 const COPY_IN_DEADLINE_MS = 30 * 60_000;

@@ -23,8 +23,8 @@ import {
   NO_NONCE,
 } from "../docker/executor/executor-protocol.js";
 import type { ExecOutcome, ExecRequest } from "../docker/per-call/docker-exec.js";
-import { asUser, runInPod } from "./pod-command.js";
-import { openPodExec, type PodExec, type PodTarget } from "./pod-exec.js";
+import { asUser, runInPod } from "./api/pod-command.js";
+import { openPodExec, type PodExec, type PodTarget } from "./api/pod-exec.js";
 
 const log = createDebug("harness:kubernetes");
 

@@ -7,8 +7,8 @@
 import { PassThrough } from "node:stream";
 import { Exec } from "@kubernetes/client-node";
 import { SHELL_SCRIPT, type ShellIo } from "../docker/interactive-shell.js";
-import { asUser } from "./pod-command.js";
-import type { PodTarget } from "./pod-exec.js";
+import { asUser } from "./api/pod-command.js";
+import type { PodTarget } from "./api/pod-exec.js";
 
 export async function runPodShell(
   target: PodTarget,

@@ -8,9 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { programText } from "../../../../src/sandbox/docker/exec/program-text.js";
-import { asUser } from "../../../../src/sandbox/kubernetes/pod-command.js";
+import { asUser } from "../../../../src/sandbox/kubernetes/api/pod-command.js";
 
-const setupScript = programText(new URL("../../../../src/sandbox/kubernetes/pod-setup.sh", import.meta.url));
+const setupScript = programText(
+  new URL("../../../../src/sandbox/kubernetes/pod/pod-setup.sh", import.meta.url),
+);
 
 describe("run-as.py (needs root, as in the pod)", () => {
   it("drops every uid, gid and group to the sandbox user before exec", () => {

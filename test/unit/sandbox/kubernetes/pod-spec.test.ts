@@ -9,7 +9,7 @@ import {
   podManifest,
   podName,
   SANDBOX_CONTAINER,
-} from "../../../../src/sandbox/kubernetes/pod-spec.js";
+} from "../../../../src/sandbox/kubernetes/pod/pod-spec.js";
 
 const settings: PodSettings = {
   namespace: "harness",

@@ -1,7 +1,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { statusEnd } from "../../../../src/sandbox/kubernetes/pod-exec.js";
-import { startVerdict } from "../../../../src/sandbox/kubernetes/pod-lifecycle.js";
+import { statusEnd } from "../../../../src/sandbox/kubernetes/api/pod-exec.js";
+import { startVerdict } from "../../../../src/sandbox/kubernetes/pod/pod-lifecycle.js";
 
 const status = (s: object) => Buffer.from(JSON.stringify(s));
 

@@ -4,7 +4,7 @@
  * HARNESS_TEST_KUBECONFIG), then `--kube-context` over its current context.
  */
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
-import { ConfigError } from "../../errors.js";
+import { ConfigError } from "../../../errors.js";
 
 /** The namespace pods go to when none is named. */
 export const DEFAULT_NAMESPACE = "harness";

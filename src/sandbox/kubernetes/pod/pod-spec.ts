@@ -23,12 +23,12 @@
 import { createHash, randomBytes } from "node:crypto";
 import { basename } from "node:path";
 import type { V1Container, V1Pod, V1SecurityContext } from "@kubernetes/client-node";
-import { HARNESS_VERSION } from "../../version.js";
-import { initCommand } from "../docker/container/container-scripts.js";
-import { HOME_DIR, sandboxEnv } from "../docker/container/container-spec.js";
-import { STATE_DIR } from "../docker/exec/exec-scripts.js";
-import { programText } from "../docker/exec/program-text.js";
-import { parseUserIds } from "../sandbox-user.js";
+import { HARNESS_VERSION } from "../../../version.js";
+import { initCommand } from "../../docker/container/container-scripts.js";
+import { HOME_DIR, sandboxEnv } from "../../docker/container/container-spec.js";
+import { STATE_DIR } from "../../docker/exec/exec-scripts.js";
+import { programText } from "../../docker/exec/program-text.js";
+import { parseUserIds } from "../../sandbox-user.js";
 
 /** The container commands run in; exec targets it by name. */
 export const SANDBOX_CONTAINER = "sandbox";

@@ -4,8 +4,8 @@
  * the exec API cannot name a user.
  */
 import { PassThrough, type Readable } from "node:stream";
-import { programText } from "../docker/exec/program-text.js";
-import { parseUserIds } from "../sandbox-user.js";
+import { programText } from "../../docker/exec/program-text.js";
+import { parseUserIds } from "../../sandbox-user.js";
 import { openPodExec, type PodExecEnd, type PodTarget } from "./pod-exec.js";
 
 /** How long opening an exec may take before the API server or kubelet counts as not answering. */

@@ -6,8 +6,8 @@
  */
 import type { V1ContainerStatus, V1Pod } from "@kubernetes/client-node";
 import createDebug from "debug";
-import { SandboxError } from "../../errors.js";
-import { apiMessage, apiStatus, type Cluster } from "./kube-client.js";
+import { SandboxError } from "../../../errors.js";
+import { apiMessage, apiStatus, type Cluster } from "../api/kube-client.js";
 import { SANDBOX_CONTAINER } from "./pod-spec.js";
 
 const log = createDebug("harness:kubernetes");

@@ -174,38 +174,49 @@ async function runtimeClassCheck(cluster: Cluster, runtime: string | undefined):
 async function pidsChecks(cluster: Cluster): Promise<DoctorCheck[]> {
   const limits = await nodePidsLimits(cluster).catch((error: unknown) => error as Error);
   if (limits instanceof Error) {
-    return [
-      {
-        name: "pids limit",
-        status: "warn",
-        detail: `cannot read the kubelets' configuration (${apiMessage(limits)})`,
-      },
-    ];
+    return [{ name: "pids limit", status: "warn", detail: `cannot list the nodes (${apiMessage(limits)})` }];
   }
-  return [...limits].map(([node, limit]) =>
-    limit !== undefined && limit > 0
-      ? { name: `pids limit ${node}`, status: "ok", detail: `podPidsLimit ${limit}` }
-      : {
-          name: `pids limit ${node}`,
-          status: "warn",
-          detail: "kubelet sets no podPidsLimit: a fork bomb in a pod is bounded only by its memory limit",
-          fix: "set podPidsLimit in the kubelet configuration (harness's Docker default is 512)",
-        },
-  );
+  return [...limits].map(([node, limit]): DoctorCheck => {
+    const name = `pids limit ${node}`;
+    if (typeof limit === "number") return { name, status: "ok", detail: `podPidsLimit ${limit}` };
+    const fix = "set podPidsLimit in the kubelet configuration (harness's Docker default is 512)";
+    if (limit === undefined) {
+      return {
+        name,
+        status: "warn",
+        detail: "kubelet sets no podPidsLimit: a fork bomb in a pod is bounded only by its memory limit",
+        fix,
+      };
+    }
+    return {
+      name,
+      status: "warn",
+      detail: `cannot read kubelet's podPidsLimit (${limit.unknown})`,
+      fix: `check that ${fix}`,
+    };
+  });
 }
 
-/** node → podPidsLimit from its kubelet's /configz (undefined: unset or -1). */
-export async function nodePidsLimits(cluster: Cluster): Promise<Map<string, number | undefined>> {
+/** A node's podPidsLimit: a number, undefined when unset (or -1), or why it could not be read. */
+export type PidsLimit = number | undefined | { unknown: string };
+
+/** node → its kubelet's podPidsLimit, from /configz through the API server's node proxy. */
+export async function nodePidsLimits(cluster: Cluster): Promise<Map<string, PidsLimit>> {
   const nodes = await cluster.core.listNode();
-  const limits = new Map<string, number | undefined>();
+  const limits = new Map<string, PidsLimit>();
   for (const node of nodes.items) {
     const name = node.metadata?.name ?? "";
-    const text = await cluster.core.connectGetNodeProxyWithPath({ name, path: "configz" });
-    const config = (typeof text === "string" ? JSON.parse(text) : text) as {
-      kubeletconfig?: { podPidsLimit?: number };
-    };
-    const limit = config.kubeletconfig?.podPidsLimit;
-    limits.set(name, limit !== undefined && limit > 0 ? limit : undefined);
+    try {
+      const text = await cluster.core.connectGetNodeProxyWithPath({ name, path: "configz" });
+      const config = (typeof text === "string" ? JSON.parse(text) : text) as {
+        kubeletconfig?: { podPidsLimit?: number };
+      };
+      const limit = config.kubeletconfig?.podPidsLimit;
+      limits.set(name, limit !== undefined && limit > 0 ? limit : undefined);
+    } catch (error) {
+      // The API server refuses to proxy to a node at a loopback address ("address not allowed").
+      limits.set(name, { unknown: apiMessage(error) });
+    }
   }
   return limits;
 }

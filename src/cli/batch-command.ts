@@ -101,8 +101,9 @@ export async function batchCommand(
     progress.note(
       `${recorded.unreadable} unreadable line(s) in ${resultsPath} skipped (cut off by a crash?)`,
     );
-  // One image build before any task: N tasks opening at once must not build it N times.
-  if (planned.some((p) => p.sandboxConfig.image === undefined)) {
+  // One image build before any task: N tasks opening at once must not build it N times. A cluster's
+  // nodes hold their images already (docs/scale-out.md).
+  if (planned.some((p) => p.sandboxConfig.image === undefined && p.sandboxConfig.engine !== "kubernetes")) {
     await ensureSandboxImage(await connectDocker(env), (line) => progress.note(line));
   }
 

@@ -1,18 +1,23 @@
 /**
  * The Kubernetes engine beyond the conformance set, on the cluster in HARNESS_TEST_KUBECONFIG: the
  * hardening as the API server holds it and as a command sees it, the network, a pod deleted under a
- * command, nothing left after stop, bind refused, and a copy that cannot be read whole.
+ * command, nothing left after stop (nor after a harness process died), bind refused, and a copy that
+ * cannot be read whole.
  */
+import { spawnSync } from "node:child_process";
 import { realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, SandboxError } from "../../src/errors.js";
+import { LABEL_OWNER_PID } from "../../src/sandbox/docker/container/labels.js";
 import { connectCluster } from "../../src/sandbox/kubernetes/api/kube-client.js";
 import {
+  defaultPodImage,
   KubernetesSandbox,
   type KubernetesSandboxOptions,
 } from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
 import { listHarnessPods } from "../../src/sandbox/kubernetes/pod/pod-registry.js";
+import { podManifest, podName } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
 import { copyOf } from "../support/copied.js";
 import { skipKubernetes, TEST_NAMESPACE, testKubeconfig } from "../support/kubernetes-available.js";
 import { makeWorkspace } from "../support/workspace.js";
@@ -124,6 +129,34 @@ describe.skipIf(skipKubernetes)("KubernetesSandbox", { timeout: 180_000 }, () =>
     ]);
     await sandbox.stop();
     expect(await listHarnessPods(cluster(), realpathSync(ws.path))).toEqual([]);
+  });
+
+  it("a pod whose harness process died (kill -9) is deleted by the next open", async () => {
+    using ws = makeWorkspace();
+    const dead = spawnSync("true").pid ?? 0;
+    const name = podName(realpathSync(ws.path));
+    const manifest = podManifest(
+      {
+        namespace: TEST_NAMESPACE,
+        image: defaultPodImage(),
+        workspace: realpathSync(ws.path),
+        workdir: "/workspace",
+        user: "1000:1000",
+        network: "none",
+        memoryBytes: 64 * 1024 ** 2,
+        cpus: 0.1,
+        tmpSizeMiB: 1,
+        homeSizeMiB: 1,
+      },
+      name,
+      "orphan",
+    );
+    const annotations = manifest.metadata?.annotations ?? {};
+    annotations[LABEL_OWNER_PID] = String(dead);
+    await cluster().core.createNamespacedPod({ namespace: TEST_NAMESPACE, body: manifest });
+    await using sandbox = await open(ws.path);
+    const left = (await listHarnessPods(cluster(), realpathSync(ws.path))).map((p) => p.name);
+    expect(left).toEqual([sandbox.podName]);
   });
 
   it("refuses bind isolation in one line, before any pod exists", async () => {

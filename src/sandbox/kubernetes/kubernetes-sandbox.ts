@@ -22,6 +22,7 @@ import { asUser, runInPod } from "./api/pod-command.js";
 import type { PodTarget } from "./api/pod-exec.js";
 import { type KubernetesSandboxOptions, podNetwork, refuseUnsupported } from "./kubernetes-options.js";
 import { createPod, deletePod, podLost, waitRunning } from "./pod/pod-lifecycle.js";
+import { removeOrphanedPods } from "./pod/pod-registry.js";
 import { type PodSettings, podManifest, podName, SANDBOX_CONTAINER } from "./pod/pod-spec.js";
 import { copyIntoPod, PodCopiedWorkspace } from "./pod-copy.js";
 import { PodExecutor } from "./pod-executor.js";
@@ -128,6 +129,8 @@ export class KubernetesSandbox implements Sandbox {
       pod: name,
       container: SANDBOX_CONTAINER,
     };
+    // Pods a harness process on this machine left when it died (a second Ctrl-C, kill -9) go first.
+    await removeOrphanedPods(cluster);
     await createPod(cluster, podManifest(settings, name, randomUUID()));
     const sandbox = new KubernetesSandbox(cluster, target, settings, options, plan);
     try {

@@ -26,8 +26,15 @@ import type { V1Container, V1Pod, V1SecurityContext } from "@kubernetes/client-n
 import { HARNESS_VERSION } from "../../../version.js";
 import { initCommand } from "../../docker/container/container-scripts.js";
 import { HOME_DIR, sandboxEnv } from "../../docker/container/container-spec.js";
+import {
+  LABEL_OWNER_BOOT_ID,
+  LABEL_OWNER_HOST,
+  LABEL_OWNER_PID,
+  LABEL_OWNER_PID_NS,
+} from "../../docker/container/labels.js";
 import { STATE_DIR } from "../../docker/exec/exec-scripts.js";
 import { programText } from "../../docker/exec/program-text.js";
+import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
 import { parseUserIds } from "../../sandbox-user.js";
 
 /** The container commands run in; exec targets it by name. */
@@ -75,6 +82,17 @@ function sandboxRequests(s: PodSettings): Record<string, string> {
   return {
     cpu: s.cpus < 0.05 ? String(s.cpus) : REQUESTS.cpu,
     memory: s.memoryBytes < 64 * 1024 ** 2 ? String(s.memoryBytes) : REQUESTS.memory,
+  };
+}
+
+/** The harness process that creates the pod, as Docker's copy-mode containers carry it in labels. */
+function ownerAnnotations(): Record<string, string> {
+  const owner = ownerIdentity();
+  return {
+    [LABEL_OWNER_HOST]: owner.host,
+    [LABEL_OWNER_BOOT_ID]: owner.bootId,
+    [LABEL_OWNER_PID_NS]: owner.pidNs,
+    [LABEL_OWNER_PID]: String(owner.pid),
   };
 }
 
@@ -173,7 +191,9 @@ export function podManifest(s: PodSettings, name: string, session: string): V1Po
         [LABEL_ISOLATION]: "copy",
         "app.kubernetes.io/managed-by": "harness",
       },
-      annotations: { [ANNOTATION_WORKSPACE]: s.workspace },
+      // Who made it, so that a later run can delete it once this process is gone (a second Ctrl-C,
+      // a kill -9): annotations, as the values are no label values.
+      annotations: { [ANNOTATION_WORKSPACE]: s.workspace, ...ownerAnnotations() },
     },
     spec: {
       restartPolicy: "Never",

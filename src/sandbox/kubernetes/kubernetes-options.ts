@@ -1,9 +1,16 @@
 /** What `KubernetesSandbox.open` takes, and the requests it refuses in one line. */
 import { ConfigError } from "../../errors.js";
+import type { DockerSandboxOptions } from "../docker/docker-sandbox-options.js";
 import type { SandboxRequest } from "../sandbox-request.js";
 import type { ClusterOptions } from "./api/kube-client.js";
 
-export interface KubernetesSandboxOptions extends SandboxRequest, ClusterOptions {
+/** Allowlist mode's gateway settings, as Docker's (tests shorten them and map names to loopback). */
+type GatewayTuning = Pick<
+  DockerSandboxOptions,
+  "egressLookup" | "egressIdleMs" | "egressMaxConnectionMs" | "egressMaxConnections"
+>;
+
+export interface KubernetesSandboxOptions extends SandboxRequest, ClusterOptions, GatewayTuning {
   /** Container path of the workspace. */
   workdir?: string | undefined;
   outputHeadBytes?: number | undefined;
@@ -38,9 +45,9 @@ export function refuseUnsupported(options: KubernetesSandboxOptions): void {
       "--isolation bind is not possible on --engine kubernetes: a cluster's node cannot mount this machine's directory; the workspace is copied in (--isolation copy, the default there)",
     );
   }
-  if (options.egress !== undefined) {
+  if (options.egress !== undefined && podNetwork(options) !== "none") {
     throw new ConfigError(
-      "--allow-host/--allow are not available on --engine kubernetes yet: the pod would need harness's gateway, which only the Docker engine carries today",
+      "--allow-host/--allow need --network none (the default): with --network pod the sandbox could reach any host around the allowlist",
     );
   }
   if (options.publish !== undefined && options.publish.length > 0) {

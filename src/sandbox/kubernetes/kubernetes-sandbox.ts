@@ -14,12 +14,20 @@ import { toExecResult } from "../docker/exec/exec-outcome.js";
 import type { ShellIo } from "../docker/interactive-shell.js";
 import type { ExecOutcome, ExecRequest } from "../docker/per-call/docker-exec.js";
 import { resolveWorkspace } from "../host/workspace.js";
-import type { CopiedWorkspace, ExecOptions, ExecResult, Sandbox, SandboxDescription } from "../sandbox.js";
+import type {
+  CopiedWorkspace,
+  EgressMonitor,
+  ExecOptions,
+  ExecResult,
+  Sandbox,
+  SandboxDescription,
+} from "../sandbox.js";
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { resolveSandboxUser } from "../sandbox-user.js";
 import { type Cluster, connectCluster } from "./api/kube-client.js";
 import { asUser, runInPod } from "./api/pod-command.js";
 import type { PodTarget } from "./api/pod-exec.js";
+import { PodEgress } from "./egress/pod-egress.js";
 import { type KubernetesSandboxOptions, podNetwork, refuseUnsupported } from "./kubernetes-options.js";
 import { createPod, deletePod, podLost, waitRunning } from "./pod/pod-lifecycle.js";
 import { removeOrphanedPods } from "./pod/pod-registry.js";
@@ -39,7 +47,6 @@ export function defaultPodImage(): string {
 
 export class KubernetesSandbox implements Sandbox {
   readonly workdir: string;
-  readonly egress = undefined;
   readonly published = undefined;
   private fresh = true;
   private cwd: string;
@@ -54,6 +61,8 @@ export class KubernetesSandbox implements Sandbox {
     private readonly settings: PodSettings,
     private readonly options: KubernetesSandboxOptions,
     plan: Awaited<ReturnType<typeof planWorkspaceCopy>>,
+    /** Allowlist mode's gateway and mux; undefined without one. */
+    private readonly podEgress: PodEgress | undefined,
   ) {
     this.workdir = settings.workdir;
     this.cwd = settings.workdir;
@@ -81,7 +90,7 @@ export class KubernetesSandbox implements Sandbox {
       workdir: s.workdir,
       image: s.image,
       user: s.user,
-      network: s.network,
+      network: this.podEgress ? "allowlist" : s.network,
       runtime: s.runtimeClassName,
       limits: {
         memoryBytes: s.memoryBytes,
@@ -94,6 +103,10 @@ export class KubernetesSandbox implements Sandbox {
 
   get copy(): CopiedWorkspace {
     return this.copied;
+  }
+
+  get egress(): EgressMonitor | undefined {
+    return this.podEgress?.monitor;
   }
 
   static async open(options: KubernetesSandboxOptions): Promise<KubernetesSandbox> {
@@ -131,18 +144,24 @@ export class KubernetesSandbox implements Sandbox {
     };
     // Pods a harness process on this machine left when it died (a second Ctrl-C, kill -9) go first.
     await removeOrphanedPods(cluster);
-    await createPod(cluster, podManifest(settings, name, randomUUID()));
-    const sandbox = new KubernetesSandbox(cluster, target, settings, options, plan);
+    const egress = options.egress ? await PodEgress.start(options.egress, options) : undefined;
+    const sandbox = new KubernetesSandbox(cluster, target, settings, options, plan, egress);
     try {
+      await createPod(cluster, podManifest(settings, name, randomUUID()));
       await waitRunning(cluster, name, options.startTimeoutMs ?? 120_000);
-      // The executor's exec and the copy's exec go side by side; no command is sent before both are done.
+      // The executor's, the copy's and the mux's execs go side by side; no command is sent before all are done.
       const executor = sandbox.startExecutor();
-      await Promise.all([executor, copyIntoPod(target, plan, user, settings.workdir)]);
+      await Promise.all([
+        executor,
+        copyIntoPod(target, plan, user, settings.workdir),
+        egress?.startMux(target, user),
+      ]);
       log("pod %s ready for %s", name, workspace);
     } catch (error) {
       sandbox.stopped = true;
       await sandbox.executor?.close().catch(() => {});
       await deletePod(cluster, name).catch(() => {});
+      await egress?.close().catch(() => {});
       throw error;
     }
     return sandbox;
@@ -175,6 +194,26 @@ export class KubernetesSandbox implements Sandbox {
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     if (this.stopped) throw new SandboxError("the sandbox was stopped", { containerId: this.target.pod });
+    const egress = this.podEgress;
+    const notices: string[] = [];
+    if (egress) {
+      const notice = await egress.ensureMux(this.target, this.settings.user).catch((error: unknown) => {
+        log("starting the mux failed: %s", (error as Error).message);
+        return `the sandbox's network relay could not be started (${(error as Error).message}): this command had no network`;
+      });
+      if (notice !== undefined) notices.push(notice);
+    }
+    const tag = egress?.beginCall(options.callId);
+    try {
+      const result = await this.execOnPod(command, options, notices);
+      // A copy: a refusal decided after the command ended (a slow lookup) must not change a returned result.
+      return tag ? { ...result, egressDenied: [...tag.denied] } : result;
+    } finally {
+      egress?.endCall();
+    }
+  }
+
+  private async execOnPod(command: string, options: ExecOptions, notices: string[]): Promise<ExecResult> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? SANDBOX_DEFAULTS.timeoutMs;
     const startCwd = this.fresh ? this.workdir : this.cwd;
     const request: ExecRequest = {
@@ -188,6 +227,7 @@ export class KubernetesSandbox implements Sandbox {
       headBytes: this.options.outputHeadBytes ?? SANDBOX_DEFAULTS.outputHeadBytes,
       tailBytes: this.options.outputTailBytes ?? SANDBOX_DEFAULTS.outputTailBytes,
       killGraceSeconds: this.options.killGraceSeconds ?? SANDBOX_DEFAULTS.killGraceSeconds,
+      env: this.podEgress?.env(),
     };
     const outcome = await this.runOnExecutor(request);
     if (outcome.killFailed || (outcome.wrapperLost && !outcome.timedOut && !outcome.canceled)) {
@@ -202,7 +242,7 @@ export class KubernetesSandbox implements Sandbox {
       timeoutMs,
       memoryBytes: this.settings.memoryBytes,
       cwd: startCwd,
-      notices: [],
+      notices,
     });
   }
 
@@ -259,15 +299,21 @@ export class KubernetesSandbox implements Sandbox {
 
   /** An interactive TTY shell in the workspace, as the sandbox user; resolves with its exit code. */
   async shell(io: ShellIo): Promise<number> {
-    return runPodShell(this.target, this.settings.user, this.workdir, io);
+    await this.podEgress?.ensureMux(this.target, this.settings.user);
+    return runPodShell(this.target, this.settings.user, this.workdir, io, this.podEgress?.env());
   }
 
   /** Ends the run, once: the executor, then the pod (and its copy) goes. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await this.executor?.close().catch(() => {});
-    await deletePod(this.cluster, this.target.pod);
+    try {
+      await this.executor?.close().catch(() => {});
+      this.podEgress?.closeMux();
+      await deletePod(this.cluster, this.target.pod);
+    } finally {
+      await this.podEgress?.close();
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

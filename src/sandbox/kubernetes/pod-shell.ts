@@ -15,8 +15,10 @@ export async function runPodShell(
   user: string,
   workdir: string,
   io: ShellIo,
+  /** `KEY=value` entries added to its environment (allowlist mode's proxy variables). */
+  extraEnv: readonly string[] = [],
 ): Promise<number> {
-  const env = ["TERM=xterm-256color", "PS1=sandbox:\\w\\$ ", "INPUTRC=/etc/inputrc"];
+  const env = [...extraEnv, "TERM=xterm-256color", "PS1=sandbox:\\w\\$ ", "INPUTRC=/etc/inputrc"];
   const command = asUser(user, ["/usr/bin/env", ...env, "/bin/sh", "-c", SHELL_SCRIPT, "sh", workdir]);
   const input = new PassThrough();
   const wasRaw = io.stdin.isTTY ? io.stdin.isRaw : false;

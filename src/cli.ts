@@ -50,6 +50,10 @@ function engineOptions(command: Command): Command {
     .option(
       "--namespace <name>",
       "kubernetes: the namespace of the sandbox pods (default harness; env HARNESS_NAMESPACE)",
+    )
+    .option(
+      "--kube-seccomp-profile <path>",
+      "kubernetes: a Localhost seccomp profile the nodes hold, e.g. harness/sandbox.json (harness's own; default: the runtime's)",
     );
 }
 

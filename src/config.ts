@@ -55,6 +55,8 @@ export interface CliFlags {
   kubeContext?: string;
   /** `--namespace NAME` (HARNESS_NAMESPACE): where the Kubernetes engine makes its pods (default harness). */
   namespace?: string;
+  /** `--kube-seccomp-profile PATH`: a Localhost seccomp profile on the nodes. Flag only: a `.env` must not pick it. */
+  kubeSeccompProfile?: string;
   /** `--copy-limit SIZE`, e.g. 2g. */
   copyLimit?: string;
   /** `--copy-max-files N`: most files, directories and symlinks copied in and out. */
@@ -101,9 +103,10 @@ export type SandboxEngine = (typeof ENGINES)[number];
 export interface SandboxConfig extends SandboxRequest {
   /** `--engine`/HARNESS_ENGINE; default docker. */
   engine: SandboxEngine;
-  /** Kubernetes only: `--kube-context`, and `--namespace`/HARNESS_NAMESPACE. */
+  /** Kubernetes only: `--kube-context`, `--namespace`/HARNESS_NAMESPACE, `--kube-seccomp-profile`. */
   kubeContext?: string | undefined;
   namespace?: string | undefined;
+  seccompProfile?: string | undefined;
   network: string;
   /**
    * Read-only mounts of files the host runs later (git hooks and config, `.envrc`, `.vscode`…).
@@ -227,6 +230,7 @@ export function loadSandboxConfig(
       ? {
           kubeContext: flags.kubeContext,
           namespace: flags.namespace ?? (env["HARNESS_NAMESPACE"] || undefined),
+          seccompProfile: flags.kubeSeccompProfile,
         }
       : {}),
     workspace: flags.workspace ?? env["HARNESS_WORKSPACE"] ?? process.cwd(),

@@ -81,6 +81,27 @@ describe.skipIf(skipKubernetes)("KubernetesSandbox", { timeout: 180_000 }, () =>
     expect(rootfs.stderr).toMatch(/Read-only file system/);
   });
 
+  it("harness's own seccomp profile as Localhost refuses set-id mode bits; the runtime's default does not", async () => {
+    using ws = makeWorkspace();
+    const setId = "touch f && chmod u+s f; stat -c %A f";
+    {
+      await using sandbox = await open(ws.path, { seccompProfile: "harness/sandbox.json" });
+      const pod = await cluster().core.readNamespacedPod({
+        name: sandbox.podName,
+        namespace: TEST_NAMESPACE,
+      });
+      expect(pod.spec?.containers[0]?.securityContext?.seccompProfile).toEqual({
+        type: "Localhost",
+        localhostProfile: "harness/sandbox.json",
+      });
+      const refused = await sandbox.exec(setId);
+      expect(refused.stderr).toMatch(/Operation not permitted/);
+      expect(refused.stdout).toBe("-rw-r--r--\n");
+    }
+    await using plain = await open(ws.path);
+    expect((await plain.exec(setId)).stdout).toBe("-rwSr--r--\n");
+  });
+
   it("kill -9 -1 ends the command's processes, not the sandbox: the next command runs", async () => {
     using ws = makeWorkspace();
     await using sandbox = await open(ws.path);

@@ -23,6 +23,11 @@ export interface KubernetesSandboxOptions extends SandboxRequest, ClusterOptions
   startTimeoutMs?: number | undefined;
   /** Put the pod on this node (spec.nodeName) instead of leaving it to the scheduler. */
   node?: string | undefined;
+  /**
+   * `--kube-seccomp-profile`: a Localhost seccomp profile the nodes hold (relative to kubelet's
+   * seccomp directory), e.g. `harness/sandbox.json`; default the runtime's (RuntimeDefault).
+   */
+  seccompProfile?: string | undefined;
   /** Accepted for the Docker options' sake: a pod is always removed at the end of its run. */
   removeOnStop?: boolean | undefined;
 }

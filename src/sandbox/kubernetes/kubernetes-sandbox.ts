@@ -134,6 +134,7 @@ export class KubernetesSandbox implements Sandbox {
       homeSizeMiB: options.homeSizeMiB ?? d.homeSizeMiB,
       runtimeClassName: options.runtime,
       nodeName: options.node,
+      seccompProfile: options.seccompProfile,
     };
     const name = podName(workspace);
     const target: PodTarget = {

@@ -31,6 +31,16 @@ describe("--engine, --kube-context, --namespace", () => {
     ).toBe("ci");
   });
 
+  it("--kube-seccomp-profile from the flag only", () => {
+    expect(
+      loadSandboxConfig({}, { engine: "kubernetes", kubeSeccompProfile: "harness/sandbox.json" })
+        .seccompProfile,
+    ).toBe("harness/sandbox.json");
+    expect(
+      loadSandboxConfig({ HARNESS_KUBE_SECCOMP_PROFILE: "x" }, { engine: "kubernetes" }).seccompProfile,
+    ).toBeUndefined();
+  });
+
   it("refuses an engine it does not know", () => {
     expect(() => loadSandboxConfig({ HARNESS_ENGINE: "nomad" }, {})).toThrow(
       /--engine must be docker or kubernetes/,

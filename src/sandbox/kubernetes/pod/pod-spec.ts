@@ -8,7 +8,7 @@
  * |-----------------------------------------|---------------------------------------------------------------|
  * | User 0:0, CapDrop ALL, CapAdd SETUID/GID | runAsUser 0, capabilities drop ALL, add SETUID, SETGID       |
  * | no-new-privileges                       | allowPrivilegeEscalation: false                               |
- * | seccomp (Docker's default + setid rules) | seccompProfile RuntimeDefault (the runtime's default only)   |
+ * | seccomp (Docker's default + setid rules) | RuntimeDefault, or harness's profile as Localhost if installed |
  * | ReadonlyRootfs                          | readOnlyRootFilesystem: true                                  |
  * | Tmpfs /tmp, home, /run/harness (sized)  | emptyDir medium Memory with sizeLimit (owners: pod-setup.sh)  |
  * | copy volume at the workdir              | emptyDir on the node's disk                                   |
@@ -22,7 +22,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { basename } from "node:path";
-import type { V1Container, V1Pod, V1SecurityContext } from "@kubernetes/client-node";
+import type { V1Container, V1Pod, V1SeccompProfile, V1SecurityContext } from "@kubernetes/client-node";
 import { HARNESS_VERSION } from "../../../version.js";
 import { initCommand } from "../../docker/container/container-scripts.js";
 import { HOME_DIR, sandboxEnv } from "../../docker/container/container-spec.js";
@@ -69,6 +69,12 @@ export interface PodSettings {
   runtimeClassName?: string | undefined;
   /** Bind the pod to this node instead of asking a scheduler. */
   nodeName?: string | undefined;
+  /**
+   * A Localhost seccomp profile on the nodes (relative to kubelet's seccomp directory), e.g. harness's
+   * own (docker/sandbox-seccomp.json, which also refuses set-id mode bits) installed as
+   * `harness/sandbox.json`; undefined for the runtime's default.
+   */
+  seccompProfile?: string | undefined;
 }
 
 /**
@@ -122,7 +128,13 @@ function labelValue(text: string): string {
   );
 }
 
-function securityContext(caps: readonly string[]): V1SecurityContext {
+function seccomp(s: PodSettings): V1SeccompProfile {
+  return s.seccompProfile === undefined
+    ? { type: "RuntimeDefault" }
+    : { type: "Localhost", localhostProfile: s.seccompProfile };
+}
+
+function securityContext(caps: readonly string[], s: PodSettings): V1SecurityContext {
   return {
     runAsUser: 0,
     runAsGroup: 0,
@@ -131,7 +143,7 @@ function securityContext(caps: readonly string[]): V1SecurityContext {
     allowPrivilegeEscalation: false,
     readOnlyRootFilesystem: true,
     capabilities: { drop: ["ALL"], add: [...caps] },
-    seccompProfile: { type: "RuntimeDefault" },
+    seccompProfile: seccomp(s),
     procMount: "Default",
   };
 }
@@ -155,7 +167,7 @@ function setupContainer(s: PodSettings): V1Container {
       STATE_DIR,
       s.workdir,
     ],
-    securityContext: securityContext(["CHOWN"]),
+    securityContext: securityContext(["CHOWN"], s),
     resources: { limits: { cpu: "500m", memory: "64Mi" }, requests: REQUESTS },
     volumeMounts: volumeMounts(s),
     terminationMessagePolicy: "File",
@@ -206,7 +218,7 @@ export function podManifest(s: PodSettings, name: string, session: string): V1Po
       shareProcessNamespace: false,
       ...(s.runtimeClassName ? { runtimeClassName: s.runtimeClassName } : {}),
       ...(s.nodeName ? { nodeName: s.nodeName } : {}),
-      securityContext: { seccompProfile: { type: "RuntimeDefault" } },
+      securityContext: { seccompProfile: seccomp(s) },
       initContainers: [setupContainer(s)],
       containers: [
         {
@@ -218,7 +230,7 @@ export function podManifest(s: PodSettings, name: string, session: string): V1Po
           env,
           stdin: false,
           tty: false,
-          securityContext: securityContext(["SETUID", "SETGID"]),
+          securityContext: securityContext(["SETUID", "SETGID"], s),
           resources: {
             limits: { cpu: String(s.cpus), memory: String(s.memoryBytes) },
             requests: sandboxRequests(s),

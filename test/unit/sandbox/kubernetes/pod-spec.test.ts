@@ -120,6 +120,16 @@ describe("the sandbox pod: Docker's hardening field by field", () => {
   });
 });
 
+describe("--kube-seccomp-profile", () => {
+  it("puts the Localhost profile on the pod and both containers", () => {
+    const pod = podManifest({ ...settings, seccompProfile: "harness/sandbox.json" }, "p", "s");
+    const want = { type: "Localhost", localhostProfile: "harness/sandbox.json" };
+    expect(pod.spec?.securityContext?.seccompProfile).toEqual(want);
+    expect(pod.spec?.containers[0]?.securityContext?.seccompProfile).toEqual(want);
+    expect(pod.spec?.initContainers?.[0]?.securityContext?.seccompProfile).toEqual(want);
+  });
+});
+
 describe("podName", () => {
   it("is a DNS-1123 name, different each time", () => {
     for (const ws of [

@@ -147,9 +147,13 @@ export class KubernetesSandbox implements Sandbox {
     await removeOrphanedPods(cluster);
     const egress = options.egress ? await PodEgress.start(options.egress, options) : undefined;
     const sandbox = new KubernetesSandbox(cluster, target, settings, options, plan, egress);
+    const t0 = performance.now();
+    const since = () => Math.round(performance.now() - t0);
     try {
       await createPod(cluster, podManifest(settings, name, randomUUID()));
+      log("pod %s created (%d ms)", name, since());
       await waitRunning(cluster, name, options.startTimeoutMs ?? 120_000);
+      log("pod %s running (%d ms)", name, since());
       // The executor's, the copy's and the mux's execs go side by side; no command is sent before all are done.
       const executor = sandbox.startExecutor();
       await Promise.all([
@@ -157,7 +161,7 @@ export class KubernetesSandbox implements Sandbox {
         copyIntoPod(target, plan, user, settings.workdir),
         egress?.startMux(target, user),
       ]);
-      log("pod %s ready for %s", name, workspace);
+      log("pod %s ready for %s (%d ms)", name, workspace, since());
     } catch (error) {
       sandbox.stopped = true;
       await sandbox.executor?.close().catch(() => {});

@@ -155,12 +155,14 @@ export class KubernetesSandbox implements Sandbox {
       await waitRunning(cluster, name, options.startTimeoutMs ?? 120_000);
       log("pod %s running (%d ms)", name, since());
       // The executor's, the copy's and the mux's execs go side by side; no command is sent before all are done.
-      const executor = sandbox.startExecutor();
-      await Promise.all([
-        executor,
+      // All three are waited for, also when one fails, so that none is left running after the cleanup.
+      const steps = await Promise.allSettled([
+        sandbox.startExecutor(),
         copyIntoPod(target, plan, user, settings.workdir),
         egress?.startMux(target, user),
       ]);
+      const failed = steps.find((step) => step.status === "rejected");
+      if (failed) throw failed.reason;
       log("pod %s ready for %s (%d ms)", name, workspace, since());
     } catch (error) {
       sandbox.stopped = true;

@@ -50,6 +50,8 @@ export async function runInPod(
   let timer: NodeJS.Timeout | undefined;
   try {
     const feeding = options.stdin ? feed(exec, options.stdin) : Promise.resolve();
+    // Past the deadline nobody waits on the feed any more: its failure must not go unhandled.
+    feeding.catch(() => {});
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () => reject(new Error(`${argv[0]} in the pod ran past ${options.deadlineMs} ms`)),

@@ -4,9 +4,11 @@
  * which reaches origin servers on the host's loopback (documentation names mapped to loopback).
  */
 import { createServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ConfigError } from "../../src/errors.js";
+import { RunCertificateAuthority } from "../../src/sandbox/egress/secrets/run-ca.js";
+import { SecretValue } from "../../src/sandbox/egress/secrets/secret-grant.js";
 import {
   KubernetesSandbox,
   type KubernetesSandboxOptions,
@@ -15,6 +17,9 @@ import type { EgressRecord, Sandbox } from "../../src/sandbox/sandbox.js";
 import { skipKubernetes, TEST_NAMESPACE, testKubeconfig } from "../support/kubernetes-available.js";
 import { makeWorkspace } from "../support/workspace.js";
 import { eventually, loopbackLookup, ORIGIN, type Origin, pythonGet, useOrigins } from "./egress-fixture.js";
+
+const API = "api.example.org";
+const API_VALUE = "api-REAL-token-k8s-5d2e";
 
 function records(sandbox: Sandbox): EgressRecord[] {
   const seen: EgressRecord[] = [];
@@ -128,20 +133,60 @@ EOF`;
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }
     });
+  },
+);
 
-    it("--secret is refused in one line (the pod would need harness's CA)", async () => {
-      using ws = makeWorkspace();
-      const error = await open(ws.path, {
-        egress: {
-          allowHosts: [ORIGIN],
-          secrets: [{ name: "TOKEN", host: ORIGIN } as never],
-        },
-      }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(ConfigError);
-      expect((error as Error).message).toMatch(/not available on --engine kubernetes yet/);
+describe.skipIf(skipKubernetes)(
+  "--secret on Kubernetes: the value never enters the pod",
+  { timeout: 180_000 },
+  () => {
+    it("a placeholder in the pod, the real value only on the way to its host (TLS ended with the run's CA)", async () => {
+      const testCa = new RunCertificateAuthority();
+      const leaf = testCa.leafFor(API);
+      const seen: string[] = [];
+      const server = createHttpsServer({ cert: leaf.certPem, key: leaf.keyPem }, (request, response) => {
+        seen.push(request.headers.authorization ?? "");
+        response.end("api-ok\n");
+      });
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const port = (server.address() as AddressInfo).port;
+      try {
+        using ws = makeWorkspace();
+        await using sandbox = await KubernetesSandbox.open({
+          workspace: ws.path,
+          kubeconfig: testKubeconfig,
+          namespace: TEST_NAMESPACE,
+          egress: {
+            allowHosts: [],
+            allowPrivate: true,
+            secrets: [
+              {
+                name: "API_TOKEN",
+                host: `${API}:${port}`,
+                inBody: false,
+                value: new SecretValue("API_TOKEN", API_VALUE),
+              },
+            ],
+          },
+          egressLookup: loopbackLookup,
+          egressUpstreamCa: [testCa.certPem],
+        });
+        // python's ssl reads SSL_CERT_FILE: the bundle harness put into the pod.
+        const script = `python3 - <<'PY'
+import os, urllib.request
+req = urllib.request.Request("https://${API}:${port}/v1", headers={"Authorization": "Bearer " + os.environ["API_TOKEN"]})
+print(urllib.request.urlopen(req, timeout=30).read().decode(), end="")
+PY
+env | grep -c '${API_VALUE}' || true`;
+        const result = await sandbox.exec(script);
+        expect(result.stderr).toBe("");
+        expect(result.stdout).toBe("api-ok\n0\n");
+        expect(seen).toEqual([`Bearer ${API_VALUE}`]);
+        expect(`${result.stdout}${result.stderr}`).not.toContain(API_VALUE);
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
     });
   },
 );

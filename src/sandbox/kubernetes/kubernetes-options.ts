@@ -7,7 +7,7 @@ import type { ClusterOptions } from "./api/kube-client.js";
 /** Allowlist mode's gateway settings, as Docker's (tests shorten them and map names to loopback). */
 type GatewayTuning = Pick<
   DockerSandboxOptions,
-  "egressLookup" | "egressIdleMs" | "egressMaxConnectionMs" | "egressMaxConnections"
+  "egressLookup" | "egressIdleMs" | "egressMaxConnectionMs" | "egressMaxConnections" | "egressUpstreamCa"
 >;
 
 export interface KubernetesSandboxOptions extends SandboxRequest, ClusterOptions, GatewayTuning {

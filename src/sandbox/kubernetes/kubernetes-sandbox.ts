@@ -160,6 +160,7 @@ export class KubernetesSandbox implements Sandbox {
         sandbox.startExecutor(),
         copyIntoPod(target, plan, user, settings.workdir),
         egress?.startMux(target, user),
+        egress?.installTrust(target, user),
       ]);
       const failed = steps.find((step) => step.status === "rejected");
       if (failed) throw failed.reason;

@@ -5,18 +5,21 @@
  * pod never gets a route: its only way out is this exec, and the gateway decides every connection.
  * Each command gets the proxy variables (../../docker/egress/egress-env.ts) for the mux's port.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Readable } from "node:stream";
 import createDebug from "debug";
-import { ConfigError, SandboxError } from "../../../errors.js";
+import { SandboxError } from "../../../errors.js";
 import { egressEnv } from "../../docker/egress/egress-env.js";
+import { STATE_DIR } from "../../docker/exec/exec-scripts.js";
 import { programText } from "../../docker/exec/program-text.js";
 import { type CallTag, EgressGateway } from "../../egress/egress-gateway.js";
+import { trustEnv } from "../../egress/secrets/trust-env.js";
 import type { EgressMonitor } from "../../sandbox.js";
 import { type EgressRequest, SANDBOX_DEFAULTS } from "../../sandbox-request.js";
-import { EXEC_OPEN_DEADLINE_MS } from "../api/pod-command.js";
+import { asUser, EXEC_OPEN_DEADLINE_MS, runInPod } from "../api/pod-command.js";
 import { openPodExec, type PodExec, type PodTarget } from "../api/pod-exec.js";
 import type { KubernetesSandboxOptions } from "../kubernetes-options.js";
 import { ackPayload, encodeMux, MUX_WINDOW, MuxDecoder, type MuxFrame } from "./mux-frames.js";
@@ -38,6 +41,8 @@ export class PodEgress {
   private port: number | undefined;
   private readonly joined = new Map<number, Joined>();
   private call: CallTag | undefined;
+  /** Where the run's CA and bundle are in the pod, once installed. */
+  private trust: { ca: string; bundle: string } | undefined;
 
   private constructor(
     private readonly gateway: EgressGateway,
@@ -46,14 +51,9 @@ export class PodEgress {
 
   /**
    * Starts the gateway in a private directory of this process (only this process connects to it).
-   * Refuses in one line what needs the sandbox to trust harness's CA, which a pod does not get yet.
+   * With `--secret` or `--allow-request` it makes a CA for the run, which `installTrust` puts into the pod.
    */
   static async start(egress: EgressRequest, options: KubernetesSandboxOptions): Promise<PodEgress> {
-    if ((egress.secrets?.length ?? 0) > 0 || (egress.requestRules?.length ?? 0) > 0) {
-      throw new ConfigError(
-        "--secret and --allow-request are not available on --engine kubernetes yet (the pod would need harness's CA): --allow-host and --allow are",
-      );
-    }
     const d = SANDBOX_DEFAULTS;
     const dir = mkdtempSync(join(tmpdir(), "harness-k8s-egress-"));
     let session: PodEgress | undefined;
@@ -68,6 +68,9 @@ export class PodEgress {
         idleMs: options.egressIdleMs ?? d.egressIdleMs,
         maxConnectionMs: options.egressMaxConnectionMs ?? d.egressMaxConnectionMs,
         ...(options.egressLookup ? { lookup: options.egressLookup } : {}),
+        secrets: egress.secrets,
+        requestRules: egress.requestRules,
+        upstreamCa: options.egressUpstreamCa,
         currentCall: () => session?.call,
       });
       session = new PodEgress(gateway, dir);
@@ -141,9 +144,45 @@ export class PodEgress {
     return "the sandbox's network relay had stopped; it was started again before this command, on a new port, and the proxy variables of every command point at it";
   }
 
+  /**
+   * `--secret`, `--allow-request`: the run's CA (and the bundle: the host's roots plus that CA) into
+   * the pod's state directory, as the sandbox user (no host directory is mounted into a pod). The
+   * sandbox may replace them; that only breaks its own tools' trust, never the gateway's decisions.
+   */
+  async installTrust(target: PodTarget, user: string): Promise<void> {
+    const files = this.gateway.trustFiles;
+    if (files === undefined) return;
+    for (const name of [files.ca, files.bundle]) {
+      const content = Readable.from([readFileSync(join(this.dir, name))]);
+      const path = `${STATE_DIR}/${name}`;
+      const result = await runInPod(
+        target,
+        asUser(user, ["/bin/sh", "-c", 'cat > "$1"', "harness-trust", path]),
+        {
+          stdin: content,
+          deadlineMs: EXEC_OPEN_DEADLINE_MS,
+        },
+      );
+      if (result.exitCode !== 0) {
+        throw new SandboxError(
+          `putting the run's CA into the pod failed: ${result.error ?? result.stderr.trim()}`,
+          {
+            containerId: target.pod,
+          },
+        );
+      }
+    }
+    this.trust = { ca: `${STATE_DIR}/${files.ca}`, bundle: `${STATE_DIR}/${files.bundle}` };
+  }
+
   /** The proxy variables for a command: none while no mux runs (then the command has no network). */
   env(): string[] {
-    return this.port === undefined ? [] : egressEnv(this.port);
+    if (this.port === undefined) return [];
+    return [
+      ...egressEnv(this.port),
+      ...(this.trust ? trustEnv(this.trust.ca, this.trust.bundle) : []),
+      ...this.gateway.secretEnv(),
+    ];
   }
 
   beginCall(callId: string | undefined): CallTag {

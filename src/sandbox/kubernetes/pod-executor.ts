@@ -32,7 +32,6 @@ const log = createDebug("harness:kubernetes");
 const START_DEADLINE_MS = 30_000;
 const ACK_DEADLINE_MS = 10_000;
 const KILL_ANSWER_SLACK_MS = 10_000;
-const CENSUS_DEADLINE_MS = 3_000;
 
 interface Hello {
   pid: number;
@@ -52,7 +51,6 @@ export class PodExecutor {
   private ended = false;
   private queue: Promise<unknown> = Promise.resolve();
   private helloWaiter: ((hello: Hello | undefined) => void) | undefined;
-  private censusWaiter: ((alone: boolean | undefined) => void) | undefined;
   private byeWaiter: (() => void) | undefined;
   private stderrText = "";
   /** Its pid in the container, from its hello. */
@@ -112,22 +110,6 @@ export class PodExecutor {
     const next = this.queue.then(() => this.runNow(req));
     this.queue = next.catch(() => {});
     return next;
-  }
-
-  /** Whether nothing of the commands' uid still runs; undefined when it did not answer. */
-  async census(ms = CENSUS_DEADLINE_MS): Promise<boolean | undefined> {
-    if (this.ended) return undefined;
-    const answer = new Promise<boolean | undefined>((resolve) => {
-      const timer = setTimeout(() => resolve(undefined), ms);
-      this.censusWaiter = (alone) => {
-        clearTimeout(timer);
-        resolve(alone);
-      };
-    });
-    this.send(encodeFrame(FRAME.census, NO_NONCE, ""));
-    const alone = await answer;
-    this.censusWaiter = undefined;
-    return alone;
   }
 
   /** Ends it: the end of its stdin makes it kill what still runs, say bye and exit. */
@@ -290,10 +272,6 @@ export class PodExecutor {
       this.byeWaiter?.();
       return;
     }
-    if (frame.kind === FRAME.census && frame.nonce === NO_NONCE) {
-      this.censusWaiter?.(JSON.parse(frame.payload.toString("utf8")).alone === true);
-      return;
-    }
     this.current?.onFrame(frame);
   }
 
@@ -302,7 +280,6 @@ export class PodExecutor {
     this.ended = true;
     this.helloWaiter?.(undefined);
     this.helloWaiter = undefined;
-    this.censusWaiter?.(undefined);
     this.current?.onLost();
   }
 

@@ -7,7 +7,12 @@ import { watchEnvFiles } from "./env-file-watch.js";
 
 export async function openSandbox(
   config: SandboxConfig,
-  options: { removeOnStop?: boolean; progress?: (line: string) => void } = {},
+  options: {
+    removeOnStop?: boolean;
+    progress?: (line: string) => void;
+    /** Kubernetes: the pod the batch's warm pool made for this sandbox. */
+    warmPod?: string | undefined;
+  } = {},
 ): Promise<DockerSandbox | KubernetesSandbox> {
   // The lines name what the sandbox made (the git warning, setuid files): shown, never obeyed.
   const say =
@@ -19,7 +24,7 @@ export async function openSandbox(
   try {
     sandbox =
       config.engine === "kubernetes"
-        ? await KubernetesSandbox.open({ ...config, onProgress: say })
+        ? await KubernetesSandbox.open({ ...config, warmPod: options.warmPod, onProgress: say })
         : await DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
   } catch (error) {
     for (const line of watch.close()) say(line);

@@ -91,6 +91,20 @@ describe.skipIf(skipKubernetes)("harness batch --engine kubernetes", () => {
     expect(await podsLeft(batch.workspaces)).toBe(0);
   });
 
+  it("the warm pool makes later tasks' pods ahead; their opens take them; none is left", async () => {
+    using batch = makeBatch(6, "[fast] write it");
+    serve();
+    const run = await runCli(
+      ["batch", batch.tasksPath, "--concurrency", "2", "--warm", "2", "--output-format", "json"],
+      { env: { ...env(), DEBUG: "harness:kubernetes" }, timeoutMs: 300_000 },
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect((JSON.parse(run.stdout) as BatchSummary).passed).toBe(6);
+    // The first two start at once; the next ones' pods were made while those ran.
+    expect((run.stderr.match(/taken from the warm pool/g) ?? []).length).toBeGreaterThanOrEqual(1);
+    expect(await podsLeft(batch.workspaces)).toBe(0);
+  });
+
   it("Ctrl-C mid-way leaves no pods", async () => {
     using batch = makeBatch(4, "[slow] write it");
     serve();

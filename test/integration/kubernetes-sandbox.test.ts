@@ -18,6 +18,7 @@ import {
 } from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
 import { listHarnessPods } from "../../src/sandbox/kubernetes/pod/pod-registry.js";
 import { podManifest, podName } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
+import { warmPod } from "../../src/sandbox/kubernetes/warm-pod.js";
 import { copyOf } from "../support/copied.js";
 import { skipKubernetes, TEST_NAMESPACE, testKubeconfig } from "../support/kubernetes-available.js";
 import { makeWorkspace } from "../support/workspace.js";
@@ -178,6 +179,20 @@ describe.skipIf(skipKubernetes)("KubernetesSandbox", { timeout: 180_000 }, () =>
     await using sandbox = await open(ws.path);
     const left = (await listHarnessPods(cluster(), realpathSync(ws.path))).map((p) => p.name);
     expect(left).toEqual([sandbox.podName]);
+  });
+
+  it("takes the pod the warm pool made for it; one made from other settings is deleted instead", async () => {
+    using ws = makeWorkspace();
+    const base = { workspace: ws.path, kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE };
+    const warm = await warmPod(base, "pool-a");
+    await using sandbox = await open(ws.path, { warmPod: warm.name });
+    expect(sandbox.podName).toBe(warm.name);
+    expect((await sandbox.exec("echo warm")).stdout).toBe("warm\n");
+    const other = await warmPod({ ...base, memoryBytes: 256 * 1024 ** 2 }, "pool-a");
+    await using fresh = await open(ws.path, { warmPod: other.name });
+    expect(fresh.podName).not.toBe(other.name);
+    const names = (await listHarnessPods(cluster(), realpathSync(ws.path))).map((p) => p.name).sort();
+    expect(names).toEqual([sandbox.podName, fresh.podName].sort());
   });
 
   it("refuses bind isolation in one line, before any pod exists", async () => {

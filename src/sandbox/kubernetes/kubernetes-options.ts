@@ -28,6 +28,8 @@ export interface KubernetesSandboxOptions extends SandboxRequest, ClusterOptions
    * seccomp directory), e.g. `harness/sandbox.json`; default the runtime's (RuntimeDefault).
    */
   seccompProfile?: string | undefined;
+  /** A pod the batch's warm pool made for this sandbox (warm-pod.ts): taken when its settings match. */
+  warmPod?: string | undefined;
   /** Accepted for the Docker options' sake: a pod is always removed at the end of its run. */
   removeOnStop?: boolean | undefined;
 }

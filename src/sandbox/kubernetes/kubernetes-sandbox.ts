@@ -9,11 +9,9 @@ import { randomUUID } from "node:crypto";
 import createDebug from "debug";
 import { SandboxError } from "../../errors.js";
 import { planWorkspaceCopy } from "../copy/workspace-archive.js";
-import { contextHash, IMAGE_REPOSITORY, sandboxContextDir } from "../docker/container/image.js";
 import { toExecResult } from "../docker/exec/exec-outcome.js";
 import type { ShellIo } from "../docker/interactive-shell.js";
 import type { ExecOutcome, ExecRequest } from "../docker/per-call/docker-exec.js";
-import { resolveWorkspace } from "../host/workspace.js";
 import type {
   CopiedWorkspace,
   EgressMonitor,
@@ -23,27 +21,26 @@ import type {
   SandboxDescription,
 } from "../sandbox.js";
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
-import { resolveSandboxUser } from "../sandbox-user.js";
-import { type Cluster, connectCluster } from "./api/kube-client.js";
+import type { Cluster } from "./api/kube-client.js";
 import { asUser, runInPod } from "./api/pod-command.js";
 import type { PodTarget } from "./api/pod-exec.js";
+import { defaultPodImage } from "./default-image.js";
 import { PodEgress } from "./egress/pod-egress.js";
-import { type KubernetesSandboxOptions, podNetwork, refuseUnsupported } from "./kubernetes-options.js";
+import type { KubernetesSandboxOptions } from "./kubernetes-options.js";
 import { createPod, deletePod, podLost, waitRunning } from "./pod/pod-lifecycle.js";
 import { removeOrphanedPods } from "./pod/pod-registry.js";
 import { type PodSettings, podManifest, podName, SANDBOX_CONTAINER } from "./pod/pod-spec.js";
 import { copyIntoPod, PodCopiedWorkspace } from "./pod-copy.js";
 import { PodExecutor } from "./pod-executor.js";
+import { planPod } from "./pod-plan.js";
 import { runPodShell } from "./pod-shell.js";
+import { takeWarmPod } from "./warm-pod.js";
 
 const log = createDebug("harness:kubernetes");
 
 export type { KubernetesSandboxOptions };
 
-/** The default image: harness's own, by the tag `ensureSandboxImage` gives it (loaded into the node). */
-export function defaultPodImage(): string {
-  return `${IMAGE_REPOSITORY}:${contextHash(sandboxContextDir())}`;
-}
+export { defaultPodImage };
 
 export class KubernetesSandbox implements Sandbox {
   readonly workdir: string;
@@ -110,33 +107,15 @@ export class KubernetesSandbox implements Sandbox {
   }
 
   static async open(options: KubernetesSandboxOptions): Promise<KubernetesSandbox> {
-    refuseUnsupported(options);
-    const network = podNetwork(options);
-    const { path: workspace, owner } = await resolveWorkspace(options.workspace);
-    const user = resolveSandboxUser(workspace, owner, options.user);
+    const { cluster, settings, workspace, user } = await planPod(options);
     const d = SANDBOX_DEFAULTS;
     const plan = await planWorkspaceCopy(
       workspace,
       options.copyLimitBytes ?? d.copyLimitBytes,
       options.copyMaxFiles ?? d.copyMaxFiles,
     );
-    const cluster = connectCluster(options);
-    const settings: PodSettings = {
-      namespace: cluster.namespace,
-      image: options.image ?? defaultPodImage(),
-      workspace,
-      workdir: options.workdir ?? d.workdir,
-      user,
-      network,
-      memoryBytes: options.memoryBytes ?? d.memoryBytes,
-      cpus: options.cpus ?? d.cpus,
-      tmpSizeMiB: options.tmpSizeMiB ?? d.tmpSizeMiB,
-      homeSizeMiB: options.homeSizeMiB ?? d.homeSizeMiB,
-      runtimeClassName: options.runtime,
-      nodeName: options.node,
-      seccompProfile: options.seccompProfile,
-    };
-    const name = podName(workspace);
+    const warm = options.warmPod !== undefined && (await takeWarmPod(cluster, options.warmPod, settings));
+    const name = warm && options.warmPod !== undefined ? options.warmPod : podName(workspace);
     const target: PodTarget = {
       kc: cluster.kc,
       namespace: cluster.namespace,
@@ -150,8 +129,11 @@ export class KubernetesSandbox implements Sandbox {
     const t0 = performance.now();
     const since = () => Math.round(performance.now() - t0);
     try {
-      await createPod(cluster, podManifest(settings, name, randomUUID()));
-      log("pod %s created (%d ms)", name, since());
+      if (warm) log("pod %s taken from the warm pool", name);
+      else {
+        await createPod(cluster, podManifest(settings, name, randomUUID()));
+        log("pod %s created (%d ms)", name, since());
+      }
       await waitRunning(cluster, name, options.startTimeoutMs ?? 120_000);
       log("pod %s running (%d ms)", name, since());
       // The executor's, the copy's and the mux's execs go side by side; no command is sent before all are done.

@@ -45,6 +45,10 @@ export const LABEL_VERSION = "dev.harness.version";
 export const LABEL_WORKSPACE_HASH = "dev.harness.workspace-hash";
 export const LABEL_SESSION = "dev.harness.session-id";
 export const LABEL_ISOLATION = "dev.harness.isolation";
+/** Made ahead of its task by a batch's warm pool; the value names the batch. */
+export const LABEL_WARM_POOL = "dev.harness.warm-pool";
+/** What the pod was made from (`podConfigHash`): a warm pod is taken only by an open that would make the same. */
+export const ANNOTATION_CONFIG_HASH = "dev.harness.config-hash";
 /** A label value cannot hold a path: the workspace is an annotation. */
 export const ANNOTATION_WORKSPACE = "dev.harness.workspace";
 /** The selector `harness ps` and `rm` list pods by. */
@@ -183,8 +187,25 @@ function volumeMounts(s: PodSettings) {
   ];
 }
 
-/** The whole Pod. `session` tells this process's pods from others'. */
-export function podManifest(s: PodSettings, name: string, session: string): V1Pod {
+/** The settings that shape the pod, hashed: the same for a warm pod and the open that takes it. */
+export function podConfigHash(s: PodSettings): string {
+  return createHash("sha256")
+    .update(JSON.stringify(podManifest(s, "", "", undefined, false).spec))
+    .digest("hex")
+    .slice(0, 16);
+}
+
+/**
+ * The whole Pod. `session` tells this process's pods from others'; `warmPool` marks one a batch's
+ * warm pool made ahead of its task.
+ */
+export function podManifest(
+  s: PodSettings,
+  name: string,
+  session: string,
+  warmPool?: string,
+  hashed = true,
+): V1Pod {
   const env = sandboxEnv().map((entry) => {
     const at = entry.indexOf("=");
     return { name: entry.slice(0, at), value: entry.slice(at + 1) };
@@ -201,11 +222,16 @@ export function podManifest(s: PodSettings, name: string, session: string): V1Po
         [LABEL_WORKSPACE_HASH]: workspaceHash(s.workspace),
         [LABEL_SESSION]: labelValue(session),
         [LABEL_ISOLATION]: "copy",
+        ...(warmPool === undefined ? {} : { [LABEL_WARM_POOL]: labelValue(warmPool) }),
         "app.kubernetes.io/managed-by": "harness",
       },
       // Who made it, so that a later run can delete it once this process is gone (a second Ctrl-C,
       // a kill -9): annotations, as the values are no label values.
-      annotations: { [ANNOTATION_WORKSPACE]: s.workspace, ...ownerAnnotations() },
+      annotations: {
+        [ANNOTATION_WORKSPACE]: s.workspace,
+        ...ownerAnnotations(),
+        ...(hashed ? { [ANNOTATION_CONFIG_HASH]: podConfigHash(s) } : {}),
+      },
     },
     spec: {
       restartPolicy: "Never",

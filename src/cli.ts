@@ -63,12 +63,17 @@ const AGENT_KEYS = [
 const BLOCKLIST_KEYS = ["blocklist", "block"] as const satisfies readonly SettingKey[];
 
 function sandboxOptions(command: Command): Command {
-  return addSettings(command, SANDBOX_KEYS);
+  return addSettings(engineOptions(command), SANDBOX_KEYS);
 }
 
 /** `--publish` and `--devcontainer`, for the commands whose sandbox lives while someone uses it (run, exec, shell, mcp). */
 function publishOption(command: Command): Command {
   return addSettings(command, ["publish", "devcontainer"]);
+}
+
+/** `--engine` and the Kubernetes engine's own options. */
+function engineOptions(command: Command): Command {
+  return addSettings(command, ["engine", "kubeContext", "namespace", "kubeSeccompProfile"]);
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -303,9 +308,9 @@ async function main(argv: string[]): Promise<number> {
     });
 
   addSettings(
-    program
-      .command("doctor")
-      .description("check whether harness can run here: engine, runtimes, image, workspace, disk"),
+    engineOptions(program.command("doctor")).description(
+      "check whether harness can run here: engine, runtimes, image, workspace, disk",
+    ),
     ["workspace", "image", "user", "runtime", "network", "context"],
     {
       workspace: "workspace to check",
@@ -342,16 +347,17 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await imageCommand();
     });
 
-  program
-    .command("ps")
-    .description("list harness's sandbox containers")
-    .action(async () => {
+  engineOptions(program.command("ps"))
+    .description("list harness's sandbox containers (or pods)")
+    .action(async (flags: Flags) => {
       const { psCommand } = await import("./cli/container-commands.js");
-      exitCode = await psCommand();
+      exitCode = await psCommand(flags);
     });
 
   addSettings(
-    program.command("rm").description("remove the workspace's sandbox container (or all of them)"),
+    engineOptions(program.command("rm")).description(
+      "remove the workspace's sandbox container or pods (or all of them)",
+    ),
     ["workspace"],
     { workspace: "workspace whose container to remove" },
   )

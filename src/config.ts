@@ -26,11 +26,13 @@ import {
   type SandboxRequest,
 } from "./sandbox/sandbox-request.js";
 import { OUTPUT_FORMATS, type OutputFormat } from "./settings/agent-settings.js";
+import type { SandboxEngine } from "./settings/engine-settings.js";
 import { parseByteSize } from "./settings/parsers.js";
 import { readSettings } from "./settings/read-setting.js";
 import { flagName } from "./settings/setting.js";
 import { SETTINGS, type SettingFlags } from "./settings/settings.js";
 
+export { ENGINES, type SandboxEngine } from "./settings/engine-settings.js";
 export { OUTPUT_FORMATS, type OutputFormat, parseByteSize };
 
 /**
@@ -44,6 +46,12 @@ export interface CliFlags extends SettingFlags {
 
 /** The sandbox request (sandbox-request.ts) as flags and env give it, with what the CLI always decides. */
 export interface SandboxConfig extends SandboxRequest {
+  /** `--engine`/HARNESS_ENGINE; default docker. */
+  engine: SandboxEngine;
+  /** Kubernetes only: `--kube-context`, `--namespace`/HARNESS_NAMESPACE, `--kube-seccomp-profile`. */
+  kubeContext?: string | undefined;
+  namespace?: string | undefined;
+  seccompProfile?: string | undefined;
   network: string;
   /**
    * Read-only mounts of files the host runs later (git hooks and config, `.envrc`, `.vscode`…).
@@ -114,11 +122,24 @@ export function loadSandboxConfig(
 ): Readonly<SandboxConfig> {
   const read = readSettings(flags, env);
   const user = read.value("user");
-  const isolation = read.value("isolation");
+  const engine = read.value("engine");
+  const isolation = read.value("isolation") ?? (engine === "kubernetes" ? "copy" : "bind");
   const network = read.value("network");
   const workspace = read.text("workspace") ?? process.cwd();
   const devcontainer = flags.devcontainer ?? false;
+  if (devcontainer !== false && engine !== "docker")
+    throw new ConfigError(
+      "--devcontainer works with --engine docker only (its image is built on the engine)",
+    );
   return Object.freeze({
+    engine,
+    ...(engine === "kubernetes"
+      ? {
+          kubeContext: read.text("kubeContext"),
+          namespace: read.text("namespace"),
+          seccompProfile: read.text("kubeSeccompProfile"),
+        }
+      : {}),
     workspace,
     image: read.text("image"),
     network,

@@ -11,7 +11,8 @@ export const ISOLATION_SETTINGS = {
   isolation: {
     flag: "--isolation <mode>",
     help: "bind: mount the workspace; copy: work on a copy, show the changes, apply on request",
-    default: "bind" as IsolationKind,
+    // Kubernetes copies: a cluster cannot mount this machine's directory (config.ts decides).
+    defaultText: "bind; copy with --engine kubernetes",
     choices: ISOLATIONS,
     parse: (text: string, name: string): IsolationKind => {
       if (!(ISOLATIONS as readonly string[]).includes(text))

@@ -6,6 +6,7 @@
  * config.ts; then `npm run gen:env-example` if it has a variable.
  */
 import { AGENT_SETTINGS } from "./agent-settings.js";
+import { ENGINE_SETTINGS } from "./engine-settings.js";
 import { ISOLATION_SETTINGS } from "./isolation-settings.js";
 import { NETWORK_SETTINGS } from "./network-settings.js";
 import { SANDBOX_SETTINGS } from "./sandbox-settings.js";
@@ -14,6 +15,7 @@ import { flagName, type Setting } from "./setting.js";
 /** Every setting, in the order help and `.env.example` list them. */
 export const SETTINGS = {
   ...AGENT_SETTINGS,
+  ...ENGINE_SETTINGS,
   ...SANDBOX_SETTINGS,
   ...NETWORK_SETTINGS,
   ...ISOLATION_SETTINGS,

@@ -4,6 +4,7 @@
  * server itself), a node reports the image, the runtime class exists, and the nodes limit a pod's
  * processes (a pod has no pids limit of its own: kubelet's podPidsLimit is the only one).
  */
+import { type RequestOptions, request } from "node:https";
 import { AuthorizationV1Api, NodeV1Api, VersionApi } from "@kubernetes/client-node";
 import type { DoctorCheck } from "../doctor-check.js";
 import {
@@ -200,23 +201,62 @@ async function pidsChecks(cluster: Cluster): Promise<DoctorCheck[]> {
 /** A node's podPidsLimit: a number, undefined when unset (or -1), or why it could not be read. */
 export type PidsLimit = number | undefined | { unknown: string };
 
-/** node → its kubelet's podPidsLimit, from /configz through the API server's node proxy. */
+/**
+ * node → its kubelet's podPidsLimit, from /configz: through the API server's node proxy, else (the
+ * API server refuses to proxy to a node at a loopback address) from the kubelet itself, with the
+ * kubeconfig's credentials.
+ */
 export async function nodePidsLimits(cluster: Cluster): Promise<Map<string, PidsLimit>> {
   const nodes = await cluster.core.listNode();
   const limits = new Map<string, PidsLimit>();
   for (const node of nodes.items) {
     const name = node.metadata?.name ?? "";
+    let text: unknown;
     try {
-      const text = await cluster.core.connectGetNodeProxyWithPath({ name, path: "configz" });
-      const config = (typeof text === "string" ? JSON.parse(text) : text) as {
-        kubeletconfig?: { podPidsLimit?: number };
-      };
-      const limit = config.kubeletconfig?.podPidsLimit;
-      limits.set(name, limit !== undefined && limit > 0 ? limit : undefined);
+      text = await cluster.core.connectGetNodeProxyWithPath({ name, path: "configz" });
     } catch (error) {
-      // The API server refuses to proxy to a node at a loopback address ("address not allowed").
-      limits.set(name, { unknown: apiMessage(error) });
+      const address = node.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
+      const port = node.status?.daemonEndpoints?.kubeletEndpoint?.Port;
+      text =
+        address === undefined || port === undefined
+          ? undefined
+          : await kubeletConfigz(cluster, address, port).catch(() => undefined);
+      if (text === undefined) {
+        limits.set(name, { unknown: apiMessage(error) });
+        continue;
+      }
     }
+    const config = (typeof text === "string" ? JSON.parse(text) : text) as {
+      kubeletconfig?: { podPidsLimit?: number };
+    };
+    const limit = config.kubeletconfig?.podPidsLimit;
+    limits.set(name, limit !== undefined && limit > 0 ? limit : undefined);
   }
   return limits;
+}
+
+/** GET https://ADDRESS:PORT/configz of a kubelet, authenticated as the kubeconfig's user. */
+async function kubeletConfigz(cluster: Cluster, address: string, port: number): Promise<string> {
+  const options: RequestOptions = {
+    host: address.includes(":") ? `[${address}]` : address,
+    port,
+    path: "/configz",
+    method: "GET",
+    timeout: 5000,
+  };
+  await cluster.kc.applyToHTTPSOptions(options);
+  return new Promise((resolve, reject) => {
+    const req = request(options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () =>
+        res.statusCode === 200
+          ? resolve(Buffer.concat(chunks).toString("utf8"))
+          : reject(new Error(`kubelet /configz answered ${res.statusCode}`)),
+      );
+    });
+    req.on("timeout", () => req.destroy(new Error("kubelet /configz timed out")));
+    req.on("error", reject);
+    req.end();
+  });
 }

@@ -14,6 +14,7 @@ import { DockerSandbox } from "../src/sandbox/docker/docker-sandbox.js";
 import { bareExec } from "./bare-exec.js";
 import { type EngineTarget, probeEngines } from "./engine-targets.js";
 import { timeFirstToolResult } from "./first-tool-result.js";
+import { type KubernetesResult, measureKubernetes } from "./kubernetes-row.js";
 import { envInt, formatTable, ms, ratio, type Summary, summarize } from "./stats.js";
 import { removeContainers } from "./workspace-containers.js";
 
@@ -163,6 +164,53 @@ console.log(
   "\nbare true, harness true: medians of interleaved calls in one container; run: spawn of `harness run` " +
     "to the request carrying the first tool_result (fake Messages API, warm: image built, a run before).",
 );
+// Kubernetes: its own columns (a pod is created per sandbox; there is no reused container to run in).
+const kubeconfig = process.env["HARNESS_TEST_KUBECONFIG"] || process.env["KUBECONFIG"];
+let kubernetes: KubernetesResult | undefined;
+if (kubeconfig === undefined) {
+  missing.push({ engine: "kubernetes", why: "no HARNESS_TEST_KUBECONFIG or KUBECONFIG" });
+} else {
+  try {
+    console.log("measuring kubernetes ...");
+    kubernetes = await measureKubernetes(kubeconfig, {
+      iterations: ITERATIONS,
+      warmup: WARMUP,
+      pods: RUN_REPS,
+    });
+    const k = kubernetes;
+    console.log(
+      `\n${formatTable(
+        [
+          "engine",
+          "version",
+          "bare exec true",
+          "harness true",
+          "p95",
+          "vs bare",
+          "pod create → 1st result",
+          "p95",
+          "stop",
+        ],
+        [
+          [
+            k.engine,
+            k.version,
+            ms(k.bare.medianMs),
+            ms(k.harness.medianMs),
+            ms(k.harness.p95Ms),
+            `${ratio(k.harness.medianMs, k.bare.medianMs)}x`,
+            ms(k.createToFirst.medianMs),
+            ms(k.createToFirst.p95Ms),
+            ms(k.stop.medianMs),
+          ],
+        ],
+      )}`,
+    );
+  } catch (error) {
+    missing.push({ engine: "kubernetes", why: `failed: ${(error as Error).message.split("\n")[0]}` });
+    exitCode = 1;
+  }
+}
 for (const m of missing) console.log(`not available: ${m.engine}: ${m.why}`);
 console.log(
   JSON.stringify({
@@ -173,6 +221,7 @@ console.log(
     runReps: RUN_REPS,
     loadAverage: load,
     results,
+    kubernetes,
     missing,
   }),
 );

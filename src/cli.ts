@@ -62,8 +62,20 @@ const AGENT_KEYS = [
 ] as const satisfies readonly SettingKey[];
 const BLOCKLIST_KEYS = ["blocklist", "block"] as const satisfies readonly SettingKey[];
 
+/** `--engine` and the Kubernetes engine's own options: every command with a sandbox, and doctor, ps, rm. */
+const ENGINE_KEYS = [
+  "engine",
+  "kubeContext",
+  "namespace",
+  "kubeSeccompProfile",
+] as const satisfies readonly SettingKey[];
+
+function engineOptions(command: Command): Command {
+  return addSettings(command, ENGINE_KEYS);
+}
+
 function sandboxOptions(command: Command): Command {
-  return addSettings(command, SANDBOX_KEYS);
+  return addSettings(engineOptions(command), SANDBOX_KEYS);
 }
 
 /** `--publish` and `--devcontainer`, for the commands whose sandbox lives while someone uses it (run, exec, shell, mcp). */
@@ -303,9 +315,9 @@ async function main(argv: string[]): Promise<number> {
     });
 
   addSettings(
-    program
-      .command("doctor")
-      .description("check whether harness can run here: engine, runtimes, image, workspace, disk"),
+    engineOptions(program.command("doctor")).description(
+      "check whether harness can run here: engine, runtimes, image, workspace, disk",
+    ),
     ["workspace", "image", "user", "runtime", "network", "context"],
     {
       workspace: "workspace to check",
@@ -342,16 +354,17 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await imageCommand();
     });
 
-  program
-    .command("ps")
-    .description("list harness's sandbox containers")
-    .action(async () => {
+  engineOptions(program.command("ps"))
+    .description("list harness's sandbox containers (or pods)")
+    .action(async (flags: Flags) => {
       const { psCommand } = await import("./cli/container-commands.js");
-      exitCode = await psCommand();
+      exitCode = await psCommand(flags);
     });
 
   addSettings(
-    program.command("rm").description("remove the workspace's sandbox container (or all of them)"),
+    engineOptions(program.command("rm")).description(
+      "remove the workspace's sandbox container or pods (or all of them)",
+    ),
     ["workspace"],
     { workspace: "workspace whose container to remove" },
   )

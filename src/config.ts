@@ -26,12 +26,13 @@ import {
   type SandboxRequest,
 } from "./sandbox/sandbox-request.js";
 import { OUTPUT_FORMATS, type OutputFormat } from "./settings/agent-settings.js";
+import { ENGINES, type SandboxEngine } from "./settings/engine-settings.js";
 import { parseByteSize } from "./settings/parsers.js";
 import { readSettings } from "./settings/read-setting.js";
 import { flagName } from "./settings/setting.js";
 import { SETTINGS, type SettingFlags } from "./settings/settings.js";
 
-export { OUTPUT_FORMATS, type OutputFormat, parseByteSize };
+export { ENGINES, OUTPUT_FORMATS, type OutputFormat, parseByteSize, type SandboxEngine };
 
 /**
  * Flags as commander parses them, every one optional: one field per setting of the table
@@ -44,6 +45,12 @@ export interface CliFlags extends SettingFlags {
 
 /** The sandbox request (sandbox-request.ts) as flags and env give it, with what the CLI always decides. */
 export interface SandboxConfig extends SandboxRequest {
+  /** `--engine`/HARNESS_ENGINE; default docker. */
+  engine: SandboxEngine;
+  /** Kubernetes only: `--kube-context`, `--namespace`/HARNESS_NAMESPACE, `--kube-seccomp-profile`. */
+  kubeContext?: string | undefined;
+  namespace?: string | undefined;
+  seccompProfile?: string | undefined;
   network: string;
   /**
    * Read-only mounts of files the host runs later (git hooks and config, `.envrc`, `.vscode`…).
@@ -114,11 +121,22 @@ export function loadSandboxConfig(
 ): Readonly<SandboxConfig> {
   const read = readSettings(flags, env);
   const user = read.value("user");
-  const isolation = read.value("isolation");
+  const engine = read.value("engine");
+  // A cluster cannot mount this machine's directory: Kubernetes copies unless told otherwise (and refuses bind).
+  const isolation =
+    read.text("isolation") === undefined && engine === "kubernetes" ? "copy" : read.value("isolation");
   const network = read.value("network");
   const workspace = read.text("workspace") ?? process.cwd();
   const devcontainer = flags.devcontainer ?? false;
   return Object.freeze({
+    engine,
+    ...(engine === "kubernetes"
+      ? {
+          kubeContext: flags.kubeContext,
+          namespace: read.text("namespace"),
+          seccompProfile: flags.kubeSeccompProfile,
+        }
+      : {}),
     workspace,
     image: read.text("image"),
     network,

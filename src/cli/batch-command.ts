@@ -28,6 +28,7 @@ import { buildResult } from "../output/result-summary.js";
 import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
 import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
 import { warmContainer } from "../sandbox/docker/warm/warm-container.js";
+import { warmPod } from "../sandbox/kubernetes/warm-pod.js";
 import { transcriptPathOf } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { Interrupts } from "./interrupts.js";
@@ -101,8 +102,9 @@ export async function batchCommand(
     progress.note(
       `${recorded.unreadable} unreadable line(s) in ${resultsPath} skipped (cut off by a crash?)`,
     );
-  // One image build before any task: N tasks opening at once must not build it N times.
-  if (planned.some((p) => p.sandboxConfig.image === undefined)) {
+  // One image build before any task: N tasks opening at once must not build it N times. A cluster's
+  // nodes hold their images already (docs/scale-out.md).
+  if (planned.some((p) => p.sandboxConfig.image === undefined && p.sandboxConfig.engine !== "kubernetes")) {
     await ensureSandboxImage(await connectDocker(env), (line) => progress.note(line));
   }
 
@@ -113,6 +115,8 @@ export async function batchCommand(
   const { signal, release } = batchSignal(interrupts, progress);
   const writer = new ResultsWriter(resultsPath);
   const poolId = randomUUID();
+  /** Kubernetes: the pod the warm pool made for each task, which its open takes by name. */
+  const warmPods = new Map<PlannedTask, string>();
   try {
     const outcome = await runBatch({
       planned,
@@ -126,7 +130,7 @@ export async function batchCommand(
       progress,
       rateLimitPauses: () => backoff.pauses,
       crashResult,
-      warm: { size: warmSize, warm: (task) => warmTaskSandbox(task, poolId) },
+      warm: { size: warmSize, warm: (task) => warmTaskSandbox(task, poolId, warmPods) },
       runOne: async (task, taskSignal, warmed) => {
         const runId = transcriptName(transcriptsDir, task.task.id, names);
         const transcriptPath = transcriptPathOf(transcriptsDir, runId);
@@ -150,6 +154,7 @@ export async function batchCommand(
             try {
               return await openSandbox(config, {
                 removeOnStop: true,
+                warmPod: warmPods.get(task),
                 progress: (line) => progress.note(`${task.task.id}: ${line}`),
               });
             } catch (error) {
@@ -184,9 +189,20 @@ export async function batchCommand(
 
 /**
  * The warm pool's work for one task (src/sandbox/docker/warm/warm-container.ts): its container made,
- * started and checked ahead; undefined for a sandbox that is not warmed (copy, allowlist mode).
+ * started and checked ahead; undefined for a sandbox that is not warmed (copy, allowlist mode). On
+ * Kubernetes (src/sandbox/kubernetes/warm-pod.ts) its pod is created ahead, whatever the mode, and
+ * its name kept in `warmPods` for the task's open.
  */
-async function warmTaskSandbox(planned: PlannedTask, poolId: string): Promise<Discard | undefined> {
+async function warmTaskSandbox(
+  planned: PlannedTask,
+  poolId: string,
+  warmPods: Map<PlannedTask, string>,
+): Promise<Discard | undefined> {
+  if (planned.sandboxConfig.engine === "kubernetes") {
+    const pod = await warmPod(planned.sandboxConfig, poolId);
+    warmPods.set(planned, pod.name);
+    return pod.discard;
+  }
   const warm = await warmContainer(planned.sandboxConfig, poolId);
   return warm?.discard;
 }

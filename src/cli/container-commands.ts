@@ -13,6 +13,7 @@ import { parseUserIds } from "../sandbox/sandbox-user.js";
 import { readSettings } from "../settings/read-setting.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { reviewCopyChanges } from "./copy-changes.js";
+import { engineOf, podsCommand } from "./pods-command.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
 export async function shellCommand(flags: CliFlags): Promise<number> {
@@ -22,7 +23,8 @@ export async function shellCommand(flags: CliFlags): Promise<number> {
   return code;
 }
 
-export async function psCommand(): Promise<number> {
+export async function psCommand(flags: CliFlags = {}): Promise<number> {
+  if (engineOf(flags) === "kubernetes") return podsCommand(flags, "ps");
   const containers = await listHarnessContainers(await connectDocker());
   if (containers.length === 0) {
     process.stdout.write("no harness containers\n");
@@ -42,6 +44,7 @@ export async function psCommand(): Promise<number> {
 }
 
 export async function rmCommand(flags: CliFlags & { all?: boolean; cache?: boolean }): Promise<number> {
+  if (engineOf(flags) === "kubernetes") return podsCommand(flags, "rm");
   const docker = await connectDocker();
   if (flags.cache) {
     const uid = flags.user === undefined ? undefined : parseUserIds(flags.user).uid;

@@ -3,12 +3,14 @@
  * do), as text or JSON. Exit 0 when harness can run (warnings allowed), 1 when a check failed.
  */
 import { stat } from "node:fs/promises";
-import { type CliFlags, loadSandboxConfig } from "../config.js";
+import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../config.js";
 import { connectEngine } from "../sandbox/docker/engine/docker-client.js";
 import { engineChecks, inspectEngine } from "../sandbox/docker/engine-doctor.js";
 import { packageCacheCheck } from "../sandbox/docker/package-cache/package-cache-doctor.js";
 import type { DoctorCheck } from "../sandbox/doctor-check.js";
 import { freeDiskCheck, workspaceCheck } from "../sandbox/host/host-doctor.js";
+import { kubernetesChecks } from "../sandbox/kubernetes/kubernetes-doctor.js";
+import { defaultPodImage } from "../sandbox/kubernetes/kubernetes-sandbox.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
 import { parseUserIds } from "../sandbox/sandbox-user.js";
 import { harnessStateDir } from "../state/state-dir.js";
@@ -31,6 +33,7 @@ export function doctorExitCode(checks: readonly DoctorCheck[]): number {
 /** Every check, in the order printed: the engine's, then the host's. */
 export async function runDoctorChecks(flags: CliFlags, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
   const sandbox = loadSandboxConfig(env, flags);
+  if (sandbox.engine === "kubernetes") return kubernetesDoctor(sandbox, env);
   const network = sandbox.network ?? SANDBOX_DEFAULTS.network;
   const engine = await inspectEngine(env, flags.context, sandbox.image);
   const checks: DoctorCheck[] = [];
@@ -55,6 +58,20 @@ export async function runDoctorChecks(flags: CliFlags, env: NodeJS.ProcessEnv): 
       if (disk) checks.push(disk);
     }
   }
+  checks.push(await workspaceCheck(sandbox.workspace, sandbox.user));
+  const state = await freeDiskCheck("state dir disk", harnessStateDir(env));
+  if (state) checks.push(state);
+  return checks;
+}
+
+/** The cluster's checks, then the host's (the workspace is still copied from here). */
+async function kubernetesDoctor(sandbox: SandboxConfig, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
+  const checks = await kubernetesChecks({
+    kubeContext: sandbox.kubeContext,
+    namespace: sandbox.namespace,
+    image: sandbox.image ?? defaultPodImage(),
+    runtime: sandbox.runtime,
+  });
   checks.push(await workspaceCheck(sandbox.workspace, sandbox.user));
   const state = await freeDiskCheck("state dir disk", harnessStateDir(env));
   if (state) checks.push(state);

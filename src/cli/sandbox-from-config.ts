@@ -1,14 +1,20 @@
 /** Opens the workspace's sandbox with the CLI's settings; build progress goes to stderr. */
 import type { SandboxConfig } from "../config.js";
 import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
+import { KubernetesSandbox } from "../sandbox/kubernetes/kubernetes-sandbox.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { PostCreateRun } from "../transcript/transcript-records.js";
 import { watchEnvFiles } from "./env-file-watch.js";
 
 export async function openSandbox(
   config: SandboxConfig,
-  options: { removeOnStop?: boolean; progress?: (line: string) => void } = {},
-): Promise<DockerSandbox> {
+  options: {
+    removeOnStop?: boolean;
+    progress?: (line: string) => void;
+    /** Kubernetes: the pod the batch's warm pool made for this sandbox. */
+    warmPod?: string | undefined;
+  } = {},
+): Promise<DockerSandbox | KubernetesSandbox> {
   // The lines name what the sandbox made (the git warning, setuid files): shown, never obeyed.
   const say =
     options.progress ??
@@ -16,9 +22,12 @@ export async function openSandbox(
   // Every sandbox, whatever the command: what it could write includes a `.env` harness loads later.
   const watch = watchEnvFiles(config.workspace);
   for (const line of config.devcontainer?.ignored ?? []) say(line);
-  let sandbox: DockerSandbox;
+  let sandbox: DockerSandbox | KubernetesSandbox;
   try {
-    sandbox = await DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
+    sandbox =
+      config.engine === "kubernetes"
+        ? await KubernetesSandbox.open({ ...config, warmPod: options.warmPod, onProgress: say })
+        : await DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
   } catch (error) {
     for (const line of watch.close()) say(line);
     throw error;
@@ -42,9 +51,9 @@ export async function openSandbox(
 
 /** The postCreateCommand this open ran, as the transcript's first run_start records it. */
 export function postCreateRun(
-  sandbox: Pick<DockerSandbox, "postCreate" | "resolvedSettings">,
+  sandbox: Pick<DockerSandbox, "postCreate" | "resolvedSettings"> | KubernetesSandbox,
 ): PostCreateRun | undefined {
-  if (sandbox.postCreate === undefined) return undefined;
+  if (!("postCreate" in sandbox) || sandbox.postCreate === undefined) return undefined;
   const { command, result } = sandbox.postCreate;
   return {
     command,
@@ -58,8 +67,11 @@ export function postCreateRun(
 }
 
 /** What devcontainer.json's postCreateCommand did, when this open ran it: the command, its end, its output's tail. */
-export function postCreateLines(sandbox: Pick<DockerSandbox, "postCreate" | "resolvedSettings">): string[] {
-  if (sandbox.postCreate === undefined) return [];
+export function postCreateLines(
+  sandbox: Pick<DockerSandbox, "postCreate" | "resolvedSettings"> | KubernetesSandbox,
+): string[] {
+  // A pod runs no postCreateCommand: --devcontainer is refused on --engine kubernetes.
+  if (!("postCreate" in sandbox) || sandbox.postCreate === undefined) return [];
   const { command, result } = sandbox.postCreate;
   const end = result.timedOut
     ? "timed out"

@@ -6,6 +6,7 @@
  * config.ts; then `npm run gen:env-example` if it has a variable.
  */
 import { AGENT_SETTINGS } from "./agent-settings.js";
+import { ENGINE_SETTINGS } from "./engine-settings.js";
 import { ISOLATION_SETTINGS } from "./isolation-settings.js";
 import { NETWORK_SETTINGS } from "./network-settings.js";
 import { SANDBOX_SETTINGS } from "./sandbox-settings.js";
@@ -15,6 +16,7 @@ import { flagName, type Setting } from "./setting.js";
 export const SETTINGS = {
   ...AGENT_SETTINGS,
   ...SANDBOX_SETTINGS,
+  ...ENGINE_SETTINGS,
   ...NETWORK_SETTINGS,
   ...ISOLATION_SETTINGS,
 } as const;

@@ -8,15 +8,16 @@
 import { chownSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { DockerSandbox, DockerSandboxOptions } from "../../src/sandbox/docker/docker-sandbox.js";
+import type { DockerSandboxOptions } from "../../src/sandbox/docker/docker-sandbox.js";
+import type { Sandbox } from "../../src/sandbox/sandbox.js";
 import { copyOf } from "./copied.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "./workspace.js";
 
-/** Opens a sandbox on `workspace` with the engine under test; `extra` overrides the defaults. */
-export type OpenOnEngine = (
-  workspace: string,
-  extra?: Partial<DockerSandboxOptions>,
-) => Promise<DockerSandbox>;
+/**
+ * Opens a sandbox on `workspace` with the engine under test; `extra` overrides the defaults (an
+ * engine other than Docker takes the options it shares with Docker's).
+ */
+export type OpenOnEngine = (workspace: string, extra?: Partial<DockerSandboxOptions>) => Promise<Sandbox>;
 
 /** The cases of the set, by name: an engine marks one it cannot pass with a reason. */
 export type ConformanceCase =

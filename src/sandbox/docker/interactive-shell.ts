@@ -17,7 +17,7 @@ export interface ShellIo {
  * directory that has $TERM (found here, so it never falls through to ~/.terminfo); the container's
  * HISTFILE is /dev/null (container-spec.ts).
  */
-const SHELL_SCRIPT = `cd "$1" 2>/dev/null
+export const SHELL_SCRIPT = `cd "$1" 2>/dev/null
 for d in /etc/terminfo /lib/terminfo /usr/share/terminfo /usr/lib/terminfo; do
   [ -r "$d/\${TERM%"\${TERM#?}"}/$TERM" ] && { TERMINFO=$d; export TERMINFO; break; }
 done

@@ -1,0 +1,312 @@
+/**
+ * `KubernetesSandbox`: the Sandbox contract on one hardened pod (pod-spec.ts) per sandbox. The
+ * workspace is always copied in (pod-copy.ts): a cluster cannot mount this machine's directory.
+ * Commands run on the executor (pod-executor.ts), the same program as on Docker, over the exec API.
+ * A pod cannot be restarted without losing its copy, so where Docker recovers a container, a pod
+ * that is gone ends the run with a SandboxError that says so.
+ */
+import { randomUUID } from "node:crypto";
+import createDebug from "debug";
+import { SandboxError } from "../../errors.js";
+import { planWorkspaceCopy } from "../copy/workspace-archive.js";
+import { toExecResult } from "../docker/exec/exec-outcome.js";
+import type { ShellIo } from "../docker/interactive-shell.js";
+import type { ExecOutcome, ExecRequest } from "../docker/per-call/docker-exec.js";
+import type {
+  CopiedWorkspace,
+  EgressMonitor,
+  ExecOptions,
+  ExecResult,
+  Sandbox,
+  SandboxDescription,
+} from "../sandbox.js";
+import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
+import type { Cluster } from "./api/kube-client.js";
+import { asUser, runInPod } from "./api/pod-command.js";
+import type { PodTarget } from "./api/pod-exec.js";
+import { defaultPodImage } from "./default-image.js";
+import { PodEgress } from "./egress/pod-egress.js";
+import type { KubernetesSandboxOptions } from "./kubernetes-options.js";
+import { createPod, deletePod, podLost, waitRunning } from "./pod/pod-lifecycle.js";
+import { removeOrphanedPods } from "./pod/pod-registry.js";
+import { type PodSettings, podManifest, podName, SANDBOX_CONTAINER } from "./pod/pod-spec.js";
+import { copyIntoPod, PodCopiedWorkspace } from "./pod-copy.js";
+import { PodExecutor } from "./pod-executor.js";
+import { planPod } from "./pod-plan.js";
+import { runPodShell } from "./pod-shell.js";
+import { takeWarmPod } from "./warm-pod.js";
+
+const log = createDebug("harness:kubernetes");
+
+export type { KubernetesSandboxOptions };
+
+export { defaultPodImage };
+
+export class KubernetesSandbox implements Sandbox {
+  readonly workdir: string;
+  readonly published = undefined;
+  private fresh = true;
+  private cwd: string;
+  private stopped = false;
+  private executor: PodExecutor | undefined;
+  private starting: Promise<PodExecutor> | undefined;
+  private readonly copied: PodCopiedWorkspace;
+
+  private constructor(
+    private readonly cluster: Cluster,
+    private readonly target: PodTarget,
+    private readonly settings: PodSettings,
+    private readonly options: KubernetesSandboxOptions,
+    plan: Awaited<ReturnType<typeof planWorkspaceCopy>>,
+    /** Allowlist mode's gateway and mux; undefined without one. */
+    private readonly podEgress: PodEgress | undefined,
+  ) {
+    this.workdir = settings.workdir;
+    this.cwd = settings.workdir;
+    this.copied = new PodCopiedWorkspace(target, plan, settings.user, settings.workdir, {
+      protect: options.protect,
+      quiesce: () => this.quiesce(),
+    });
+  }
+
+  /** The pod's name. */
+  get podName(): string {
+    return this.target.pod;
+  }
+
+  get namespace(): string {
+    return this.cluster.namespace;
+  }
+
+  get description(): SandboxDescription {
+    const s = this.settings;
+    return {
+      id: this.target.pod,
+      isolation: "copy",
+      workspace: s.workspace,
+      workdir: s.workdir,
+      image: s.image,
+      user: s.user,
+      network: this.podEgress ? "allowlist" : s.network,
+      runtime: s.runtimeClassName,
+      limits: {
+        memoryBytes: s.memoryBytes,
+        cpus: s.cpus,
+        pidsLimit: this.options.pidsLimit ?? SANDBOX_DEFAULTS.pidsLimit,
+      },
+      readOnlyPaths: [],
+    };
+  }
+
+  get copy(): CopiedWorkspace {
+    return this.copied;
+  }
+
+  get egress(): EgressMonitor | undefined {
+    return this.podEgress?.monitor;
+  }
+
+  static async open(options: KubernetesSandboxOptions): Promise<KubernetesSandbox> {
+    const { cluster, settings, workspace, user } = await planPod(options);
+    const d = SANDBOX_DEFAULTS;
+    const plan = await planWorkspaceCopy(
+      workspace,
+      options.copyLimitBytes ?? d.copyLimitBytes,
+      options.copyMaxFiles ?? d.copyMaxFiles,
+    );
+    const warm = options.warmPod !== undefined && (await takeWarmPod(cluster, options.warmPod, settings));
+    const name = warm && options.warmPod !== undefined ? options.warmPod : podName(workspace);
+    const target: PodTarget = {
+      kc: cluster.kc,
+      namespace: cluster.namespace,
+      pod: name,
+      container: SANDBOX_CONTAINER,
+    };
+    // Pods a harness process on this machine left when it died (a second Ctrl-C, kill -9) go first.
+    await removeOrphanedPods(cluster);
+    const egress = options.egress ? await PodEgress.start(options.egress, options) : undefined;
+    const sandbox = new KubernetesSandbox(cluster, target, settings, options, plan, egress);
+    const t0 = performance.now();
+    const since = () => Math.round(performance.now() - t0);
+    try {
+      if (warm) log("pod %s taken from the warm pool", name);
+      else {
+        await createPod(cluster, podManifest(settings, name, randomUUID()));
+        log("pod %s created (%d ms)", name, since());
+      }
+      await waitRunning(cluster, name, options.startTimeoutMs ?? 120_000);
+      log("pod %s running (%d ms)", name, since());
+      // The executor's, the copy's and the mux's execs go side by side; no command is sent before all are done.
+      // All three are waited for, also when one fails, so that none is left running after the cleanup.
+      const steps = await Promise.allSettled([
+        sandbox.startExecutor(),
+        copyIntoPod(target, plan, user, settings.workdir),
+        egress?.startMux(target, user),
+        egress?.installTrust(target, user),
+      ]);
+      const failed = steps.find((step) => step.status === "rejected");
+      if (failed) throw failed.reason;
+      log("pod %s ready for %s (%d ms)", name, workspace, since());
+    } catch (error) {
+      sandbox.stopped = true;
+      await sandbox.executor?.close().catch(() => {});
+      await deletePod(cluster, name).catch(() => {});
+      await egress?.close().catch(() => {});
+      throw error;
+    }
+    return sandbox;
+  }
+
+  private startExecutor(): Promise<PodExecutor> {
+    this.starting ??= PodExecutor.start(this.target, this.settings.user).then(
+      (executor) => {
+        this.executor = executor;
+        this.starting = undefined;
+        return executor;
+      },
+      (error: unknown) => {
+        this.starting = undefined;
+        throw error;
+      },
+    );
+    return this.starting;
+  }
+
+  /** A live executor, or a SandboxError when none can be started (the pod is gone, or its image cannot host one). */
+  private async liveExecutor(): Promise<PodExecutor> {
+    if (this.executor?.alive) return this.executor;
+    try {
+      return await this.startExecutor();
+    } catch (error) {
+      throw await this.lostError("the sandbox could not start its executor", error);
+    }
+  }
+
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    if (this.stopped) throw new SandboxError("the sandbox was stopped", { containerId: this.target.pod });
+    const egress = this.podEgress;
+    const notices: string[] = [];
+    if (egress) {
+      const notice = await egress.ensureMux(this.target, this.settings.user).catch((error: unknown) => {
+        log("starting the mux failed: %s", (error as Error).message);
+        return `the sandbox's network relay could not be started (${(error as Error).message}): this command had no network`;
+      });
+      if (notice !== undefined) notices.push(notice);
+    }
+    const tag = egress?.beginCall(options.callId);
+    try {
+      const result = await this.execOnPod(command, options, notices);
+      // A copy: a refusal decided after the command ended (a slow lookup) must not change a returned result.
+      return tag ? { ...result, egressDenied: [...tag.denied] } : result;
+    } finally {
+      egress?.endCall();
+    }
+  }
+
+  private async execOnPod(command: string, options: ExecOptions, notices: string[]): Promise<ExecResult> {
+    const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? SANDBOX_DEFAULTS.timeoutMs;
+    const startCwd = this.fresh ? this.workdir : this.cwd;
+    const request: ExecRequest = {
+      command,
+      user: this.settings.user,
+      workdir: this.workdir,
+      startDir: startCwd,
+      timeoutMs,
+      signal: options.signal,
+      onOutput: options.onOutput,
+      headBytes: this.options.outputHeadBytes ?? SANDBOX_DEFAULTS.outputHeadBytes,
+      tailBytes: this.options.outputTailBytes ?? SANDBOX_DEFAULTS.outputTailBytes,
+      killGraceSeconds: this.options.killGraceSeconds ?? SANDBOX_DEFAULTS.killGraceSeconds,
+      env: this.podEgress?.env(),
+    };
+    const outcome = await this.runOnExecutor(request);
+    if (outcome.killFailed || (outcome.wrapperLost && !outcome.timedOut && !outcome.canceled)) {
+      // The executor's exec ended under the command: the pod may be gone (deleted, evicted, its
+      // node lost). If it is, so is the copy: the run cannot go on.
+      const lost = await podLost(this.cluster, this.target.pod);
+      if (lost !== undefined) throw this.goneError(`${lost} during the command`);
+    }
+    this.fresh = false;
+    this.cwd = outcome.endCwd ?? startCwd;
+    return toExecResult(command, outcome, {
+      timeoutMs,
+      memoryBytes: this.settings.memoryBytes,
+      cwd: startCwd,
+      notices,
+    });
+  }
+
+  /** Runs on the executor, starting a new one when the last ended before the command started (twice). */
+  private async runOnExecutor(request: ExecRequest): Promise<ExecOutcome> {
+    for (let attempt = 0; ; attempt++) {
+      const executor = await this.liveExecutor();
+      const result = await executor.run(request);
+      if (!("notRun" in result)) return result;
+      log("executor did not run the command: %s", result.why);
+      if (attempt >= 1) throw await this.lostError(`the sandbox could not run the command (${result.why})`);
+      // A fork that failed (no pids left) may pass once the command's processes are gone.
+      if (result.notRun === "fork-failed") await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+
+  /** The error to end the run with: the pod's fate when it is gone, else `why`. */
+  private async lostError(why: string, cause?: unknown): Promise<SandboxError> {
+    const lost = await podLost(this.cluster, this.target.pod);
+    if (lost !== undefined) return this.goneError(lost);
+    const detail = cause instanceof Error ? `: ${cause.message}` : "";
+    return new SandboxError(`${why}${detail}`, { containerId: this.target.pod, cause });
+  }
+
+  private goneError(what: string): SandboxError {
+    return new SandboxError(
+      `${what} (pod ${this.cluster.namespace}/${this.target.pod}); its copy of the workspace went with it, and nothing was applied`,
+      { containerId: this.target.pod },
+    );
+  }
+
+  /** Before the copy is read back: no executor, and no process of the sandbox user left to change it. */
+  private async quiesce(): Promise<void> {
+    await this.executor?.close().catch(() => {});
+    this.executor = undefined;
+    const result = await runInPod(
+      this.target,
+      asUser(this.settings.user, ["/bin/sh", "-c", "kill -KILL -1 2>/dev/null; true"]),
+      {
+        deadlineMs: 30_000,
+      },
+    ).catch((error: unknown) => {
+      throw new SandboxError(`stopping the sandbox's processes failed: ${(error as Error).message}`, {
+        containerId: this.target.pod,
+        cause: error,
+      });
+    });
+    if (result.exitCode !== 0) {
+      throw await this.lostError(
+        `stopping the sandbox's processes failed (${result.error ?? result.stderr.trim()})`,
+      );
+    }
+  }
+
+  /** An interactive TTY shell in the workspace, as the sandbox user; resolves with its exit code. */
+  async shell(io: ShellIo): Promise<number> {
+    await this.podEgress?.ensureMux(this.target, this.settings.user);
+    return runPodShell(this.target, this.settings.user, this.workdir, io, this.podEgress?.env());
+  }
+
+  /** Ends the run, once: the executor, then the pod (and its copy) goes. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    try {
+      await this.executor?.close().catch(() => {});
+      this.podEgress?.closeMux();
+      await deletePod(this.cluster, this.target.pod);
+    } finally {
+      await this.podEgress?.close();
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}

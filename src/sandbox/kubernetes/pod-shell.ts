@@ -1,0 +1,50 @@
+/**
+ * `harness shell --engine kubernetes`: an interactive TTY shell in the pod, as the sandbox user (via
+ * run-as.py), in the workspace, with the same start-up as Docker's (docker/interactive-shell.ts:
+ * nothing read from the home directory the sandbox can plant fifos in). The terminal's size follows
+ * the user's through the exec's resize channel.
+ */
+import { PassThrough } from "node:stream";
+import { Exec } from "@kubernetes/client-node";
+import { SHELL_SCRIPT, type ShellIo } from "../docker/interactive-shell.js";
+import { asUser } from "./api/pod-command.js";
+import type { PodTarget } from "./api/pod-exec.js";
+
+export async function runPodShell(
+  target: PodTarget,
+  user: string,
+  workdir: string,
+  io: ShellIo,
+  /** `KEY=value` entries added to its environment (allowlist mode's proxy variables). */
+  extraEnv: readonly string[] = [],
+): Promise<number> {
+  const env = [...extraEnv, "TERM=xterm-256color", "PS1=sandbox:\\w\\$ ", "INPUTRC=/etc/inputrc"];
+  const command = asUser(user, ["/usr/bin/env", ...env, "/bin/sh", "-c", SHELL_SCRIPT, "sh", workdir]);
+  const input = new PassThrough();
+  const wasRaw = io.stdin.isTTY ? io.stdin.isRaw : false;
+  if (io.stdin.isTTY) io.stdin.setRawMode(true);
+  io.stdin.pipe(input);
+  let code = 1;
+  try {
+    const socket = (await new Exec(target.kc).exec(
+      target.namespace,
+      target.pod,
+      target.container,
+      command,
+      io.stdout,
+      null,
+      input,
+      true,
+      (status) => {
+        const cause = status.details?.causes?.find((c) => c.reason === "ExitCode")?.message;
+        code = status.status === "Success" ? 0 : Number(cause ?? 1);
+      },
+    )) as unknown as { on(event: "close", listener: () => void): void };
+    await new Promise<void>((resolve) => socket.on("close", resolve));
+  } finally {
+    io.stdin.unpipe(input);
+    io.stdin.pause();
+    if (io.stdin.isTTY) io.stdin.setRawMode(wasRaw);
+  }
+  return code;
+}

@@ -1,0 +1,83 @@
+/** harness's pods in a namespace, by label: what `harness ps` lists and `harness rm` removes. */
+import createDebug from "debug";
+import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
+import { isOrphanedCopy } from "../../docker/isolation/orphaned-copies.js";
+import { type Cluster, type ClusterOptions, connectCluster } from "../api/kube-client.js";
+import { deletePod } from "./pod-lifecycle.js";
+import {
+  ANNOTATION_WORKSPACE,
+  LABEL_ISOLATION,
+  LABEL_WORKSPACE_HASH,
+  MANAGED_SELECTOR,
+  workspaceHash,
+} from "./pod-spec.js";
+
+const log = createDebug("harness:kubernetes");
+
+export interface HarnessPod {
+  name: string;
+  namespace: string;
+  /** Pending, Running…, or "Terminating". */
+  status: string;
+  image: string;
+  /** From the annotation: shown, never obeyed (anyone who may create pods can set it). */
+  workspace: string;
+}
+
+/** harness's pods, of one workspace (a real path) when given. */
+export async function listHarnessPods(cluster: Cluster, workspace?: string): Promise<HarnessPod[]> {
+  const selector =
+    workspace === undefined
+      ? MANAGED_SELECTOR
+      : `${MANAGED_SELECTOR},${LABEL_WORKSPACE_HASH}=${workspaceHash(workspace)}`;
+  const pods = await cluster.core.listNamespacedPod({
+    namespace: cluster.namespace,
+    labelSelector: selector,
+  });
+  return pods.items.map((pod) => ({
+    name: pod.metadata?.name ?? "",
+    namespace: cluster.namespace,
+    status: pod.metadata?.deletionTimestamp ? "Terminating" : (pod.status?.phase ?? "Unknown"),
+    image: pod.spec?.containers[0]?.image ?? "",
+    workspace: pod.metadata?.annotations?.[ANNOTATION_WORKSPACE] ?? "",
+  }));
+}
+
+/**
+ * Deletes harness's pods in the namespace whose harness process is gone (made on this machine, by a
+ * process that no longer runs: the same judgement as Docker's orphaned copies). Best effort: a
+ * failure is logged, never fatal. Returns the names deleted.
+ */
+export async function removeOrphanedPods(cluster: Cluster): Promise<string[]> {
+  const removed: string[] = [];
+  try {
+    const pods = await cluster.core.listNamespacedPod({
+      namespace: cluster.namespace,
+      labelSelector: MANAGED_SELECTOR,
+    });
+    const here = ownerIdentity();
+    for (const pod of pods.items) {
+      const name = pod.metadata?.name ?? "";
+      const owner = { ...(pod.metadata?.annotations ?? {}), [LABEL_ISOLATION]: "copy" };
+      if (!isOrphanedCopy(owner, here)) continue;
+      log("deleting pod %s: its harness process is gone", name);
+      await deletePod(cluster, name).then(
+        () => removed.push(name),
+        (error: unknown) => log("%s", (error as Error).message),
+      );
+    }
+  } catch (error) {
+    log("looking for orphaned pods failed: %s", (error as Error).message);
+  }
+  return removed;
+}
+
+export async function removeHarnessPods(
+  cluster: Cluster,
+  pods: readonly HarnessPod[],
+): Promise<HarnessPod[]> {
+  for (const pod of pods) await deletePod(cluster, pod.name);
+  return [...pods];
+}
+
+export { type Cluster, type ClusterOptions, connectCluster };

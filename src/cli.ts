@@ -75,7 +75,7 @@ function engineOptions(command: Command): Command {
 }
 
 function sandboxOptions(command: Command): Command {
-  return addSettings(engineOptions(command), SANDBOX_KEYS);
+  return addSettings(engineOptions(command), [...SANDBOX_KEYS, "kubeWarmPool"]);
 }
 
 /** `--publish` and `--devcontainer`, for the commands whose sandbox lives while someone uses it (run, exec, shell, mcp). */

@@ -51,6 +51,8 @@ export interface SandboxConfig extends SandboxRequest {
   kubeContext?: string | undefined;
   namespace?: string | undefined;
   seccompProfile?: string | undefined;
+  /** Kubernetes only: `--kube-warm-pool`, a SandboxWarmPool to claim the pod from. */
+  warmPool?: string | undefined;
   network: string;
   /**
    * Read-only mounts of files the host runs later (git hooks and config, `.envrc`, `.vscode`…).
@@ -135,6 +137,7 @@ export function loadSandboxConfig(
           kubeContext: flags.kubeContext,
           namespace: read.text("namespace"),
           seccompProfile: flags.kubeSeccompProfile,
+          warmPool: flags.kubeWarmPool,
         }
       : {}),
     workspace,

@@ -36,4 +36,9 @@ export const ENGINE_SETTINGS = {
     help: "kubernetes: a Localhost seccomp profile the nodes hold, e.g. harness/sandbox.json (harness's own)",
     defaultText: "the runtime's",
   },
+  /** Flag only: a `.env` must not pick which cluster-made pod the workspace goes to. */
+  kubeWarmPool: {
+    flag: "--kube-warm-pool <name>",
+    help: "kubernetes: claim the sandbox's pod from this SandboxWarmPool (kubernetes-sigs/agent-sandbox) instead of creating one; its pod must be hardened as harness's own, or it is refused",
+  },
 } as const satisfies Record<string, Setting>;

@@ -41,14 +41,14 @@ describe("a claimed pod is checked against harness's own manifest", () => {
       p.spec.dnsPolicy = "None";
       p.spec.dnsConfig = { nameservers: ["8.8.8.8"] };
       p.spec.tolerations = [{ key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute" }];
-      p.spec.hostNetwork = undefined;
-      p.spec.hostPID = undefined;
-      p.spec.hostIPC = undefined;
+      delete p.spec.hostNetwork;
+      delete p.spec.hostPID;
+      delete p.spec.hostIPC;
       p.spec.serviceAccountName = "default";
       const c = sandbox(p);
       c.terminationMessagePath = "/dev/termination-log";
-      c.stdin = undefined;
-      c.tty = undefined;
+      delete c.stdin;
+      delete c.tty;
       if (c.resources?.limits) c.resources.limits["memory"] = "2Gi";
       c.resources = { ...c.resources, requests: { cpu: "100m", memory: "1Gi" } };
     });
@@ -86,7 +86,7 @@ describe("a claimed pod is checked against harness's own manifest", () => {
       "the commands' user made root (setup for uid 0)",
       (p) => {
         const c = setup(p);
-        c.command = c.command?.map((a) => (a === "1000" ? "0" : a));
+        c.command = (c.command ?? []).map((a) => (a === "1000" ? "0" : a));
       },
       /initContainers\.setup\.command\[\d\] is "0" where harness's pod has "1000"/,
     ],
@@ -102,7 +102,7 @@ describe("a claimed pod is checked against harness's own manifest", () => {
       (p) => {
         const v = p.spec.volumes?.find((x) => x.name === "workspace");
         if (v) {
-          v.emptyDir = undefined;
+          delete v.emptyDir;
           v.hostPath = { path: "/srv" };
         }
       },
@@ -146,7 +146,7 @@ describe("a claimed pod is checked against harness's own manifest", () => {
     [
       "a service-account token",
       (p) => {
-        p.spec.automountServiceAccountToken = undefined;
+        delete p.spec.automountServiceAccountToken;
       },
       /^automountServiceAccountToken is true/,
     ],

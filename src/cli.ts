@@ -354,6 +354,18 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await imageCommand();
     });
 
+  sandboxOptions(
+    program
+      .command("kube-template")
+      .description(
+        "print the SandboxTemplate (JSON, for kubectl apply -f -) of the pod harness makes on Kubernetes with these settings, for the SandboxWarmPool --kube-warm-pool claims from",
+      )
+      .argument("<name>", "the template's name"),
+  ).action(async (name: string, flags: Flags) => {
+    const { kubeTemplateCommand } = await import("./cli/kube-template-command.js");
+    exitCode = await kubeTemplateCommand(name, flags);
+  });
+
   engineOptions(program.command("ps"))
     .description("list harness's sandbox containers (or pods)")
     .action(async (flags: Flags) => {

@@ -13,8 +13,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.js";
 import { apiStatus, connectCluster } from "../../src/sandbox/kubernetes/api/kube-client.js";
 import { KubernetesSandbox } from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
-import { podManifest, SANDBOX_CONTAINER } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
-import { planPod } from "../../src/sandbox/kubernetes/pod-plan.js";
+import { SANDBOX_CONTAINER } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
+import { sandboxTemplate } from "../../src/sandbox/kubernetes/sandbox-template.js";
 import {
   kubernetesRequired,
   skipKubernetes,
@@ -54,24 +54,18 @@ async function waitFor<T>(what: string, read: () => Promise<T | undefined>, seco
   }
 }
 
-/** A SandboxTemplate of harness's own pod for `workspace` (changed by `weaken`) and a pool of it, ready. */
+/** The SandboxTemplate of harness's own pod for `workspace` (changed by `weaken`) and a pool of it, ready. */
 async function makePool(workspace: string, replicas: number, weaken?: Weaken): Promise<string> {
   const name = `harness-test-pool-${randomBytes(3).toString("hex")}`;
   pools.push(name);
-  const { settings } = await planPod({ workspace, kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
-  const spec = podManifest(settings, name, name).spec as V1PodSpec;
-  weaken?.(spec);
+  // What `harness kube-template NAME` prints.
+  const template = (await sandboxTemplate(
+    { workspace, kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE },
+    name,
+  )) as { spec: { podTemplate: { spec: V1PodSpec } } };
+  weaken?.(template.spec.podTemplate.spec);
   const api = custom();
-  await api.createNamespacedCustomObject({
-    ...EXT,
-    plural: "sandboxtemplates",
-    body: {
-      apiVersion: "extensions.agents.x-k8s.io/v1beta1",
-      kind: "SandboxTemplate",
-      metadata: { name },
-      spec: { podTemplate: { spec } },
-    },
-  });
+  await api.createNamespacedCustomObject({ ...EXT, plural: "sandboxtemplates", body: template });
   await api.createNamespacedCustomObject({
     ...EXT,
     plural: "sandboxwarmpools",

@@ -2,18 +2,27 @@
  * `--kube-warm-pool`: the pod claimed from a SandboxWarmPool of kubernetes-sigs/agent-sandbox, on the
  * cluster in HARNESS_TEST_KUBECONFIG with agent-sandbox's controller running
  * (HARNESS_K8S_AGENT_SANDBOX=1 bash scripts/ensure-k8s.sh). A pre-warmed pod is claimed, runs the
- * commands as the workspace user, and the claim, its Sandbox and its pod are gone after stop; a pool
+ * commands as the workspace user, and the claim, its Sandbox and its pod are gone after stop (and
+ * after the harness process died, at the next open); a pool
  * whose template weakens harness's pod is refused in one line, before any workspace or command.
  */
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CustomObjectsApi, type V1PodSpec } from "@kubernetes/client-node";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.js";
+import {
+  LABEL_OWNER_BOOT_ID,
+  LABEL_OWNER_HOST,
+  LABEL_OWNER_PID,
+  LABEL_OWNER_PID_NS,
+} from "../../src/sandbox/docker/container/labels.js";
+import { ownerIdentity } from "../../src/sandbox/docker/isolation/copy-container-labels.js";
 import { apiStatus, connectCluster } from "../../src/sandbox/kubernetes/api/kube-client.js";
 import { KubernetesSandbox } from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
-import { SANDBOX_CONTAINER } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
+import { LABEL_MANAGED, SANDBOX_CONTAINER } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
 import { sandboxTemplate } from "../../src/sandbox/kubernetes/sandbox-template.js";
 import {
   kubernetesRequired,
@@ -113,15 +122,50 @@ async function gone(read: () => Promise<unknown>): Promise<boolean | undefined> 
   }
 }
 
-/** The pool, then what it owns (no garbage collector on the test cluster), then its template. */
+/** Pods whose owning Sandbox is gone: a cluster's garbage collector would delete them; none runs here. */
+async function podsOfDeletedSandboxes(): Promise<string[]> {
+  const pods = await cluster().core.listNamespacedPod({ namespace: TEST_NAMESPACE });
+  const left: string[] = [];
+  for (const pod of pods.items) {
+    const owner = pod.metadata?.ownerReferences?.find((o) => o.kind === "Sandbox");
+    if (owner === undefined || pod.metadata?.deletionTimestamp) continue;
+    const sandbox = () =>
+      custom().getNamespacedCustomObject({ ...CORE, plural: "sandboxes", name: owner.name });
+    if (await gone(sandbox)) left.push(pod.metadata?.name ?? "");
+  }
+  return left;
+}
+
+/**
+ * The pool, then what it owns, then its template. The pool is let finish making its pods first: a
+ * Sandbox deleted while the controller makes its pod would leave that pod behind.
+ */
 async function removePool(name: string): Promise<void> {
   const api = custom();
   const quiet = (promise: Promise<unknown>) => promise.catch(() => {});
+  await quiet(
+    waitFor(
+      `pool ${name} settled`,
+      async () => {
+        const pool = (await api.getNamespacedCustomObject({ ...EXT, plural: "sandboxwarmpools", name })) as {
+          spec?: { replicas?: number };
+          status?: { readyReplicas?: number };
+        };
+        return pool.status?.readyReplicas === pool.spec?.replicas ? true : undefined;
+      },
+      60,
+    ),
+  );
   await quiet(api.deleteNamespacedCustomObject({ ...EXT, plural: "sandboxwarmpools", name }));
   for (const sandbox of await poolSandboxes(name)) {
     await quiet(api.deleteNamespacedCustomObject({ ...CORE, plural: "sandboxes", name: sandbox }));
     await quiet(
       cluster().core.deleteNamespacedPod({ name: sandbox, namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 }),
+    );
+  }
+  for (const pod of await podsOfDeletedSandboxes()) {
+    await quiet(
+      cluster().core.deleteNamespacedPod({ name: pod, namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 }),
     );
   }
   await quiet(api.deleteNamespacedCustomObject({ ...EXT, plural: "sandboxtemplates", name }));
@@ -180,6 +224,72 @@ describe.skipIf(skipKubernetes || noAgentSandbox !== undefined)(
         () => gone(() => cluster().core.readNamespacedPod({ name: claimed, namespace: TEST_NAMESPACE })),
         60,
       );
+    });
+
+    it("a claim whose harness process died (kill -9) is released, with its Sandbox and pod, by the next open", async () => {
+      using ws = makeWorkspace();
+      const pool = await makePool(ws.path, 2);
+      // A claim as a harness process that is gone left it: this machine, this boot, a pid that has exited.
+      const here = ownerIdentity();
+      const dead = spawnSync("true").pid ?? 0;
+      const orphan = `harness-claim-orphan-${randomBytes(3).toString("hex")}`;
+      await custom().createNamespacedCustomObject({
+        ...EXT,
+        plural: "sandboxclaims",
+        body: {
+          apiVersion: "extensions.agents.x-k8s.io/v1beta1",
+          kind: "SandboxClaim",
+          metadata: {
+            name: orphan,
+            labels: { [LABEL_MANAGED]: "true" },
+            annotations: {
+              [LABEL_OWNER_HOST]: here.host,
+              [LABEL_OWNER_BOOT_ID]: here.bootId,
+              [LABEL_OWNER_PID_NS]: here.pidNs,
+              [LABEL_OWNER_PID]: String(dead),
+            },
+          },
+          spec: { warmPoolRef: { name: pool } },
+        },
+      });
+      const orphanPod = await waitFor(`claim ${orphan} given a sandbox`, async () => {
+        const claim = (await custom().getNamespacedCustomObject({
+          ...EXT,
+          plural: "sandboxclaims",
+          name: orphan,
+        })) as {
+          status?: { sandbox?: { name?: string } };
+        };
+        return claim.status?.sandbox?.name || undefined;
+      });
+
+      const sandbox = await open(ws.path, pool);
+      try {
+        expect(sandbox.podName).not.toBe(orphanPod);
+        expect(await claimsOn(pool)).toHaveLength(1);
+        expect(
+          await gone(() =>
+            custom().getNamespacedCustomObject({ ...CORE, plural: "sandboxes", name: orphanPod }),
+          ),
+        ).toBe(true);
+        await waitFor(
+          `pod ${orphanPod} gone`,
+          () => gone(() => cluster().core.readNamespacedPod({ name: orphanPod, namespace: TEST_NAMESPACE })),
+          60,
+        );
+      } finally {
+        await sandbox.stop();
+        // Left by a failing run: the pool's removal does not reach a claimed Sandbox.
+        await custom()
+          .deleteNamespacedCustomObject({ ...EXT, plural: "sandboxclaims", name: orphan })
+          .catch(() => {});
+        await custom()
+          .deleteNamespacedCustomObject({ ...CORE, plural: "sandboxes", name: orphanPod })
+          .catch(() => {});
+        await cluster()
+          .core.deleteNamespacedPod({ name: orphanPod, namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 })
+          .catch(() => {});
+      }
     });
 
     const weakenings: [string, Weaken, RegExp][] = [

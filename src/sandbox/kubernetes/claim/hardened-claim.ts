@@ -9,7 +9,12 @@ import type { Cluster } from "../api/kube-client.js";
 import { readPod } from "../pod/pod-lifecycle.js";
 import { type PodSettings, podManifest } from "../pod/pod-spec.js";
 import { hardeningDifference } from "./pod-hardening.js";
-import { claimFromWarmPool, releaseClaim, type WarmPoolClaim } from "./warm-pool-claim.js";
+import {
+  claimFromWarmPool,
+  releaseClaim,
+  releaseOrphanedClaims,
+  type WarmPoolClaim,
+} from "./warm-pool-claim.js";
 
 export async function claimHardenedPod(
   cluster: Cluster,
@@ -18,13 +23,9 @@ export async function claimHardenedPod(
   deadlineMs: number,
 ): Promise<WarmPoolClaim & { pod: string }> {
   const name = `harness-claim-${randomBytes(5).toString("hex")}`;
-  const claim = await claimFromWarmPool(
-    cluster,
-    pool,
-    name,
-    { "app.kubernetes.io/managed-by": "harness" },
-    deadlineMs,
-  );
+  // Claims a harness process on this machine left when it died go first, as its pods do.
+  await releaseOrphanedClaims(cluster);
+  const claim = await claimFromWarmPool(cluster, pool, name, deadlineMs);
   const podName = claim.pod ?? claim.sandbox ?? name;
   try {
     const pod = await readPod(cluster, podName);

@@ -7,13 +7,24 @@
  *
  * Released by deleting the claim, then the Sandbox, then the pod: a cluster's garbage collector
  * would delete the last two with the claim (they are owned by it), but not every cluster runs one
- * (harness's test cluster does not), and a pod deleted before its Sandbox would be made again.
+ * (harness's test cluster does not), and a pod deleted before its Sandbox would be made again. A
+ * claim carries the harness process that made it (annotations, as harness's pods do), so that the
+ * next claim releases the ones a dead process left (a second Ctrl-C, kill -9).
  */
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import createDebug from "debug";
 import { ConfigError, SandboxError } from "../../../errors.js";
+import {
+  LABEL_OWNER_BOOT_ID,
+  LABEL_OWNER_HOST,
+  LABEL_OWNER_PID,
+  LABEL_OWNER_PID_NS,
+} from "../../docker/container/labels.js";
+import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
+import { isOrphanedCopy } from "../../docker/isolation/orphaned-copies.js";
 import { apiMessage, apiStatus, type Cluster } from "../api/kube-client.js";
 import { deletePod } from "../pod/pod-lifecycle.js";
+import { LABEL_ISOLATION, LABEL_MANAGED } from "../pod/pod-spec.js";
 
 const log = createDebug("harness:kubernetes");
 
@@ -34,9 +45,22 @@ export interface WarmPoolClaim {
 }
 
 interface ClaimObject {
+  metadata?: { name?: string; annotations?: Record<string, string> };
+  spec?: { warmPoolRef?: { name?: string } };
   status?: {
     sandbox?: { name?: string };
     conditions?: { type?: string; status?: string; reason?: string; message?: string }[];
+  };
+}
+
+/** The harness process that makes the claim, as its pods carry it. */
+function ownerAnnotations(): Record<string, string> {
+  const owner = ownerIdentity();
+  return {
+    [LABEL_OWNER_HOST]: owner.host,
+    [LABEL_OWNER_BOOT_ID]: owner.bootId,
+    [LABEL_OWNER_PID_NS]: owner.pidNs,
+    [LABEL_OWNER_PID]: String(owner.pid),
   };
 }
 
@@ -74,7 +98,6 @@ export async function claimFromWarmPool(
   cluster: Cluster,
   pool: string,
   name: string,
-  labels: Record<string, string>,
   deadlineMs: number,
 ): Promise<WarmPoolClaim> {
   const api = customObjects(cluster);
@@ -89,7 +112,12 @@ export async function claimFromWarmPool(
       body: {
         apiVersion: `${GROUP}/${VERSION}`,
         kind: "SandboxClaim",
-        metadata: { name, namespace: cluster.namespace, labels },
+        metadata: {
+          name,
+          namespace: cluster.namespace,
+          labels: { [LABEL_MANAGED]: "true", "app.kubernetes.io/managed-by": "harness" },
+          annotations: ownerAnnotations(),
+        },
         spec: { warmPoolRef: { name: pool } },
       },
     });
@@ -162,4 +190,45 @@ export async function releaseClaim(cluster: Cluster, claim: WarmPoolClaim): Prom
   if (claim.sandbox !== undefined) await deleteObject(cluster, SANDBOX_GROUP, "sandboxes", claim.sandbox);
   if (claim.pod !== undefined) await deletePod(cluster, claim.pod);
   log("released claim %s", claim.claim);
+}
+
+/**
+ * Releases harness's claims in the namespace whose harness process is gone (made on this machine by
+ * a process that no longer runs: the judgement of Docker's orphaned copies). Best effort: a failure
+ * is logged, never fatal. Returns the claims released.
+ */
+export async function releaseOrphanedClaims(cluster: Cluster): Promise<string[]> {
+  const released: string[] = [];
+  try {
+    const api = customObjects(cluster);
+    const list = (await api.listNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace: cluster.namespace,
+      plural: "sandboxclaims",
+      labelSelector: `${LABEL_MANAGED}=true`,
+    })) as { items?: ClaimObject[] };
+    const here = ownerIdentity();
+    for (const item of list.items ?? []) {
+      const name = item.metadata?.name ?? "";
+      const owner = { ...(item.metadata?.annotations ?? {}), [LABEL_ISOLATION]: "copy" };
+      if (name === "" || !isOrphanedCopy(owner, here)) continue;
+      const sandbox = item.status?.sandbox?.name || undefined;
+      const pod =
+        sandbox === undefined ? undefined : await sandboxPod(api, cluster, sandbox).catch(() => sandbox);
+      log("releasing claim %s: its harness process is gone", name);
+      await releaseClaim(cluster, {
+        pool: item.spec?.warmPoolRef?.name ?? "",
+        claim: name,
+        sandbox,
+        pod,
+      }).then(
+        () => released.push(name),
+        (error: unknown) => log("%s", (error as Error).message),
+      );
+    }
+  } catch (error) {
+    log("looking for orphaned claims failed: %s", (error as Error).message);
+  }
+  return released;
 }

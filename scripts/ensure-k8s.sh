@@ -7,7 +7,8 @@
 # etcd (Debian's), a containerd with CRI of its own (not Docker's), kube-apiserver, kube-scheduler
 # and kubelet (built once from the Go module proxy into $HARNESS_K8S_CACHE, default
 # /var/cache/harness/k8s, with a kubectl of the same version). No controller-manager: the
-# ServiceAccounts a pod needs are created here.
+# ServiceAccounts a pod needs are created here. HARNESS_K8S_AGENT_SANDBOX=1 adds agent-sandbox's
+# controller (scripts/k8s/start-agent-sandbox.sh).
 # Pods get no network but lo (scripts/k8s/cni-placeholder.sh). Images come from the Docker engine
 # (`docker save | ctr import`): the pause image built here and harness's sandbox image.
 # scripts/stop-k8s.sh stops it all and leaves the machine as found; a failing start runs it too.
@@ -84,6 +85,14 @@ check_pod() {
     wait_for 30 check_pod_answers
 }
 
+# HARNESS_K8S_AGENT_SANDBOX=1: kubernetes-sigs/agent-sandbox's controller with its extensions
+# (SandboxTemplate, SandboxWarmPool, SandboxClaim) too, for harness's --kube-warm-pool. Off by
+# default: its first build takes minutes on 2 cores (scripts/k8s/start-agent-sandbox.sh).
+agent_sandbox() {
+  [ "${HARNESS_K8S_AGENT_SANDBOX:-0}" = 1 ] || return 0
+  bash "$here/start-agent-sandbox.sh"
+}
+
 # Fast path: every daemon we started is alive, the node is Ready and the check pod answers (it is
 # recreated if it was deleted). Pods already running are left alone.
 healthy=1
@@ -95,6 +104,7 @@ if [ "$healthy" = 1 ] && kube get --raw /readyz >/dev/null 2>&1 && node_ready; t
   import_image "$image"
   if check_pod_answers || check_pod "$image"; then
     k8s_log "cluster already running and healthy ($(elapsed))"
+    agent_sandbox || { k8s_log "the agent-sandbox controller did not start"; exit 1; }
     echo "$K8S_KUBECONFIG"
     exit 0
   fi
@@ -326,6 +336,7 @@ alive kube-scheduler
 # --- a hardened pod that answers an exec ---------------------------------------------------------
 check_pod "$image" || { k8s_log "the check pod does not answer an exec as uid 1000 with only lo"; exit 1; }
 k8s_log "hardened pod answers an exec: cluster up ($(elapsed))"
+agent_sandbox || { k8s_log "the agent-sandbox controller did not start"; exit 1; }
 
 trap - EXIT
 echo "$K8S_KUBECONFIG"

@@ -56,6 +56,8 @@ leftover_pids() {
   done
 }
 
+# agent-sandbox's controller (HARNESS_K8S_AGENT_SANDBOX=1) first, so that it recreates nothing.
+stop_daemon agent-sandbox-controller
 stop_daemon kubelet
 stop_daemon kube-scheduler
 stop_daemon kube-apiserver

@@ -62,18 +62,25 @@ const AGENT_KEYS = [
 ] as const satisfies readonly SettingKey[];
 const BLOCKLIST_KEYS = ["blocklist", "block"] as const satisfies readonly SettingKey[];
 
+/** `--engine` and the Kubernetes engine's own options: every command with a sandbox, and doctor, ps, rm. */
+const ENGINE_KEYS = [
+  "engine",
+  "kubeContext",
+  "namespace",
+  "kubeSeccompProfile",
+] as const satisfies readonly SettingKey[];
+
+function engineOptions(command: Command): Command {
+  return addSettings(command, ENGINE_KEYS);
+}
+
 function sandboxOptions(command: Command): Command {
-  return addSettings(engineOptions(command), SANDBOX_KEYS);
+  return addSettings(engineOptions(command), [...SANDBOX_KEYS, "kubeWarmPool"]);
 }
 
 /** `--publish` and `--devcontainer`, for the commands whose sandbox lives while someone uses it (run, exec, shell, mcp). */
 function publishOption(command: Command): Command {
   return addSettings(command, ["publish", "devcontainer"]);
-}
-
-/** `--engine` and the Kubernetes engine's own options. */
-function engineOptions(command: Command): Command {
-  return addSettings(command, ["engine", "kubeContext", "namespace", "kubeSeccompProfile"]);
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -346,6 +353,18 @@ async function main(argv: string[]): Promise<number> {
       const { imageCommand } = await import("./cli/container-commands.js");
       exitCode = await imageCommand();
     });
+
+  sandboxOptions(
+    program
+      .command("kube-template")
+      .description(
+        "print the SandboxTemplate (JSON, for kubectl apply -f -) of the pod harness makes on Kubernetes with these settings, for the SandboxWarmPool --kube-warm-pool claims from",
+      )
+      .argument("<name>", "the template's name"),
+  ).action(async (name: string, flags: Flags) => {
+    const { kubeTemplateCommand } = await import("./cli/kube-template-command.js");
+    exitCode = await kubeTemplateCommand(name, flags);
+  });
 
   engineOptions(program.command("ps"))
     .description("list harness's sandbox containers (or pods)")

@@ -26,14 +26,13 @@ import {
   type SandboxRequest,
 } from "./sandbox/sandbox-request.js";
 import { OUTPUT_FORMATS, type OutputFormat } from "./settings/agent-settings.js";
-import type { SandboxEngine } from "./settings/engine-settings.js";
+import { ENGINES, type SandboxEngine } from "./settings/engine-settings.js";
 import { parseByteSize } from "./settings/parsers.js";
 import { readSettings } from "./settings/read-setting.js";
 import { flagName } from "./settings/setting.js";
 import { SETTINGS, type SettingFlags } from "./settings/settings.js";
 
-export { ENGINES, type SandboxEngine } from "./settings/engine-settings.js";
-export { OUTPUT_FORMATS, type OutputFormat, parseByteSize };
+export { ENGINES, OUTPUT_FORMATS, type OutputFormat, parseByteSize, type SandboxEngine };
 
 /**
  * Flags as commander parses them, every one optional: one field per setting of the table
@@ -52,6 +51,8 @@ export interface SandboxConfig extends SandboxRequest {
   kubeContext?: string | undefined;
   namespace?: string | undefined;
   seccompProfile?: string | undefined;
+  /** Kubernetes only: `--kube-warm-pool`, a SandboxWarmPool to claim the pod from. */
+  warmPool?: string | undefined;
   network: string;
   /**
    * Read-only mounts of files the host runs later (git hooks and config, `.envrc`, `.vscode`…).
@@ -135,9 +136,10 @@ export function loadSandboxConfig(
     engine,
     ...(engine === "kubernetes"
       ? {
-          kubeContext: read.text("kubeContext"),
+          kubeContext: flags.kubeContext,
           namespace: read.text("namespace"),
-          seccompProfile: read.text("kubeSeccompProfile"),
+          seccompProfile: flags.kubeSeccompProfile,
+          warmPool: flags.kubeWarmPool,
         }
       : {}),
     workspace,

@@ -22,6 +22,10 @@ K8S_DAEMONS=(etcd containerd kube-apiserver kube-scheduler kubelet)
 # The kernel tunables kubelet insists on (it would write them itself without protectKernelDefaults).
 K8S_SYSCTLS=(vm.overcommit_memory=1 vm.panic_on_oom=0 kernel.panic=10 kernel.panic_on_oops=1
   kernel.keys.root_maxkeys=1000000 kernel.keys.root_maxbytes=25000000)
+# kubernetes-sigs/agent-sandbox's controller, with its extensions (SandboxTemplate, SandboxWarmPool,
+# SandboxClaim): optional (HARNESS_K8S_AGENT_SANDBOX=1), built once per version into the same cache.
+K8S_AGENT_SANDBOX_VERSION=${HARNESS_K8S_AGENT_SANDBOX_VERSION:-v0.5.2}
+K8S_AGENT_SANDBOX_DIR=$K8S_CACHE_ROOT/agent-sandbox/$K8S_AGENT_SANDBOX_VERSION
 # The cgroup parents kubelet (cgroupfs driver) creates in every v1 hierarchy.
 K8S_CGROUP_PARENTS=(kubepods)
 

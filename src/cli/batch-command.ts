@@ -199,6 +199,8 @@ async function warmTaskSandbox(
   warmPods: Map<PlannedTask, string>,
 ): Promise<Discard | undefined> {
   if (planned.sandboxConfig.engine === "kubernetes") {
+    // --kube-warm-pool: the cluster's SandboxWarmPool keeps the pods warm.
+    if (planned.sandboxConfig.warmPool !== undefined) return undefined;
     const pod = await warmPod(planned.sandboxConfig, poolId);
     warmPods.set(planned, pod.name);
     return pod.discard;

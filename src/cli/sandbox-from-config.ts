@@ -49,12 +49,11 @@ export async function openSandbox(
   return sandbox;
 }
 
-type OpenedSandbox = DockerSandbox | KubernetesSandbox;
-
 /** The postCreateCommand this open ran, as the transcript's first run_start records it. */
-export function postCreateRun(sandbox: OpenedSandbox): PostCreateRun | undefined {
-  // Only Docker runs a devcontainer's postCreateCommand (config refuses --devcontainer elsewhere).
-  if (!(sandbox instanceof DockerSandbox) || sandbox.postCreate === undefined) return undefined;
+export function postCreateRun(
+  sandbox: Pick<DockerSandbox, "postCreate" | "resolvedSettings"> | KubernetesSandbox,
+): PostCreateRun | undefined {
+  if (!("postCreate" in sandbox) || sandbox.postCreate === undefined) return undefined;
   const { command, result } = sandbox.postCreate;
   return {
     command,
@@ -68,8 +67,11 @@ export function postCreateRun(sandbox: OpenedSandbox): PostCreateRun | undefined
 }
 
 /** What devcontainer.json's postCreateCommand did, when this open ran it: the command, its end, its output's tail. */
-export function postCreateLines(sandbox: OpenedSandbox): string[] {
-  if (!(sandbox instanceof DockerSandbox) || sandbox.postCreate === undefined) return [];
+export function postCreateLines(
+  sandbox: Pick<DockerSandbox, "postCreate" | "resolvedSettings"> | KubernetesSandbox,
+): string[] {
+  // A pod runs no postCreateCommand: --devcontainer is refused on --engine kubernetes.
+  if (!("postCreate" in sandbox) || sandbox.postCreate === undefined) return [];
   const { command, result } = sandbox.postCreate;
   const end = result.timedOut
     ? "timed out"

@@ -1,8 +1,8 @@
-/** Where sandboxes run: a Docker (or Podman) engine, or pods on a Kubernetes cluster. */
+/** Where the sandbox runs: Docker (or Podman) containers, or pods on a Kubernetes cluster. */
 import { ConfigError } from "../errors.js";
 import type { Setting } from "./setting.js";
 
-/** The engines harness runs sandboxes on. */
+/** Where sandboxes run: Docker (or Podman) containers, or pods on a Kubernetes cluster. */
 export const ENGINES = ["docker", "kubernetes"] as const;
 export type SandboxEngine = (typeof ENGINES)[number];
 
@@ -10,7 +10,7 @@ export const ENGINE_SETTINGS = {
   engine: {
     flag: "--engine <name>",
     env: "HARNESS_ENGINE",
-    help: "where the sandbox runs: docker (Docker or Podman) or kubernetes (a pod on the cluster KUBECONFIG names)",
+    help: "where the sandbox runs: docker (Docker or Podman) or kubernetes (a pod)",
     default: "docker" as SandboxEngine,
     choices: ENGINES,
     parse: (text: string, name: string): SandboxEngine => {
@@ -30,10 +30,15 @@ export const ENGINE_SETTINGS = {
     help: "kubernetes: the namespace of the sandbox pods",
     defaultText: "harness",
   },
-  /** Flag only: a `.env` the sandbox can write must not choose the pods' seccomp profile. */
+  /** Flag only: a `.env` must not pick the profile the sandbox runs under. */
   kubeSeccompProfile: {
     flag: "--kube-seccomp-profile <path>",
     help: "kubernetes: a Localhost seccomp profile the nodes hold, e.g. harness/sandbox.json (harness's own)",
     defaultText: "the runtime's",
+  },
+  /** Flag only: a `.env` must not pick which cluster-made pod the workspace goes to. */
+  kubeWarmPool: {
+    flag: "--kube-warm-pool <name>",
+    help: "kubernetes: claim the sandbox's pod from this SandboxWarmPool (kubernetes-sigs/agent-sandbox) instead of creating one; its pod must be hardened as harness's own, or it is refused",
   },
 } as const satisfies Record<string, Setting>;

@@ -30,6 +30,11 @@ export interface KubernetesSandboxOptions extends SandboxRequest, ClusterOptions
   seccompProfile?: string | undefined;
   /** A pod the batch's warm pool made for this sandbox (warm-pod.ts): taken when its settings match. */
   warmPod?: string | undefined;
+  /**
+   * `--kube-warm-pool NAME`: claim the pod from this SandboxWarmPool (kubernetes-sigs/agent-sandbox)
+   * instead of creating one; it must be hardened as harness's own (claim/pod-hardening.ts).
+   */
+  warmPool?: string | undefined;
   /** Accepted for the Docker options' sake: a pod is always removed at the end of its run. */
   removeOnStop?: boolean | undefined;
 }
@@ -55,6 +60,11 @@ export function refuseUnsupported(options: KubernetesSandboxOptions): void {
   if (options.egress !== undefined && podNetwork(options) !== "none") {
     throw new ConfigError(
       "--allow-host/--allow need --network none (the default): with --network pod the sandbox could reach any host around the allowlist",
+    );
+  }
+  if (options.devcontainer !== undefined) {
+    throw new ConfigError(
+      "--devcontainer is not available on --engine kubernetes yet: pass its image with --image",
     );
   }
   if (options.publish !== undefined && options.publish.length > 0) {

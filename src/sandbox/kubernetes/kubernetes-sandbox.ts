@@ -24,6 +24,8 @@ import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import type { Cluster } from "./api/kube-client.js";
 import { asUser, runInPod } from "./api/pod-command.js";
 import type { PodTarget } from "./api/pod-exec.js";
+import { claimHardenedPod } from "./claim/hardened-claim.js";
+import { releaseClaim } from "./claim/warm-pool-claim.js";
 import { defaultPodImage } from "./default-image.js";
 import { PodEgress } from "./egress/pod-egress.js";
 import type { KubernetesSandboxOptions } from "./kubernetes-options.js";
@@ -51,6 +53,8 @@ export class KubernetesSandbox implements Sandbox {
   private executor: PodExecutor | undefined;
   private starting: Promise<PodExecutor> | undefined;
   private readonly copied: PodCopiedWorkspace;
+  /** Ends the pod: deletes it, or releases the warm pool's claim on it (--kube-warm-pool). */
+  private release: () => Promise<void> = () => deletePod(this.cluster, this.target.pod);
 
   private constructor(
     private readonly cluster: Cluster,
@@ -114,27 +118,44 @@ export class KubernetesSandbox implements Sandbox {
       options.copyLimitBytes ?? d.copyLimitBytes,
       options.copyMaxFiles ?? d.copyMaxFiles,
     );
-    const warm = options.warmPod !== undefined && (await takeWarmPod(cluster, options.warmPod, settings));
-    const name = warm && options.warmPod !== undefined ? options.warmPod : podName(workspace);
+    const startTimeoutMs = options.startTimeoutMs ?? 120_000;
+    // --kube-warm-pool: the cluster's pool (agent-sandbox) is the warm pool, not the batch's.
+    const warm =
+      options.warmPool === undefined &&
+      options.warmPod !== undefined &&
+      (await takeWarmPod(cluster, options.warmPod, settings));
+    // Pods a harness process on this machine left when it died (a second Ctrl-C, kill -9) go first.
+    await removeOrphanedPods(cluster);
+    const egress = options.egress ? await PodEgress.start(options.egress, options) : undefined;
+    const claim =
+      options.warmPool === undefined
+        ? undefined
+        : await claimHardenedPod(cluster, settings, options.warmPool, startTimeoutMs).catch(
+            async (error: unknown) => {
+              await egress?.close().catch(() => {});
+              throw error;
+            },
+          );
+    const name = claim?.pod ?? (warm && options.warmPod !== undefined ? options.warmPod : podName(workspace));
     const target: PodTarget = {
       kc: cluster.kc,
       namespace: cluster.namespace,
       pod: name,
       container: SANDBOX_CONTAINER,
     };
-    // Pods a harness process on this machine left when it died (a second Ctrl-C, kill -9) go first.
-    await removeOrphanedPods(cluster);
-    const egress = options.egress ? await PodEgress.start(options.egress, options) : undefined;
     const sandbox = new KubernetesSandbox(cluster, target, settings, options, plan, egress);
+    if (claim !== undefined) sandbox.release = () => releaseClaim(cluster, claim);
     const t0 = performance.now();
     const since = () => Math.round(performance.now() - t0);
     try {
-      if (warm) log("pod %s taken from the warm pool", name);
+      if (claim !== undefined)
+        log("pod %s claimed from the warm pool %s (%s)", name, claim.pool, claim.claim);
+      else if (warm) log("pod %s taken from the warm pool", name);
       else {
         await createPod(cluster, podManifest(settings, name, randomUUID()));
         log("pod %s created (%d ms)", name, since());
       }
-      await waitRunning(cluster, name, options.startTimeoutMs ?? 120_000);
+      await waitRunning(cluster, name, startTimeoutMs);
       log("pod %s running (%d ms)", name, since());
       // The executor's, the copy's and the mux's execs go side by side; no command is sent before all are done.
       // All three are waited for, also when one fails, so that none is left running after the cleanup.
@@ -150,7 +171,7 @@ export class KubernetesSandbox implements Sandbox {
     } catch (error) {
       sandbox.stopped = true;
       await sandbox.executor?.close().catch(() => {});
-      await deletePod(cluster, name).catch(() => {});
+      await sandbox.release().catch(() => {});
       await egress?.close().catch(() => {});
       throw error;
     }
@@ -300,7 +321,7 @@ export class KubernetesSandbox implements Sandbox {
     try {
       await this.executor?.close().catch(() => {});
       this.podEgress?.closeMux();
-      await deletePod(this.cluster, this.target.pod);
+      await this.release();
     } finally {
       await this.podEgress?.close();
     }

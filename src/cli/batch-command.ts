@@ -28,7 +28,6 @@ import { buildResult } from "../output/result-summary.js";
 import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
 import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
 import { warmContainer } from "../sandbox/docker/warm/warm-container.js";
-import { warmPod } from "../sandbox/kubernetes/warm-pod.js";
 import { transcriptPathOf } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { Interrupts } from "./interrupts.js";
@@ -201,6 +200,8 @@ async function warmTaskSandbox(
   if (planned.sandboxConfig.engine === "kubernetes") {
     // --kube-warm-pool: the cluster's SandboxWarmPool keeps the pods warm.
     if (planned.sandboxConfig.warmPool !== undefined) return undefined;
+    // Loaded only for Kubernetes: its client costs a Docker batch start-up time.
+    const { warmPod } = await import("../sandbox/kubernetes/warm-pod.js");
     const pod = await warmPod(planned.sandboxConfig, poolId);
     warmPods.set(planned, pod.name);
     return pod.discard;

@@ -9,8 +9,6 @@ import { engineChecks, inspectEngine } from "../sandbox/docker/engine-doctor.js"
 import { packageCacheCheck } from "../sandbox/docker/package-cache/package-cache-doctor.js";
 import type { DoctorCheck } from "../sandbox/doctor-check.js";
 import { freeDiskCheck, workspaceCheck } from "../sandbox/host/host-doctor.js";
-import { kubernetesChecks } from "../sandbox/kubernetes/kubernetes-doctor.js";
-import { defaultPodImage } from "../sandbox/kubernetes/kubernetes-sandbox.js";
 import { SANDBOX_DEFAULTS } from "../sandbox/sandbox-request.js";
 import { parseUserIds } from "../sandbox/sandbox-user.js";
 import { harnessStateDir } from "../state/state-dir.js";
@@ -66,6 +64,11 @@ export async function runDoctorChecks(flags: CliFlags, env: NodeJS.ProcessEnv): 
 
 /** The cluster's checks, then the host's (the workspace is still copied from here). */
 async function kubernetesDoctor(sandbox: SandboxConfig, env: NodeJS.ProcessEnv): Promise<DoctorCheck[]> {
+  // Loaded only here: the Kubernetes client costs Docker's doctor about 0.3 s.
+  const [{ kubernetesChecks }, { defaultPodImage }] = await Promise.all([
+    import("../sandbox/kubernetes/kubernetes-doctor.js"),
+    import("../sandbox/kubernetes/kubernetes-sandbox.js"),
+  ]);
   const checks = await kubernetesChecks({
     kubeContext: sandbox.kubeContext,
     namespace: sandbox.namespace,

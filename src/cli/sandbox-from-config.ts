@@ -1,7 +1,7 @@
 /** Opens the workspace's sandbox with the CLI's settings; build progress goes to stderr. */
 import type { SandboxConfig } from "../config.js";
 import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
-import { KubernetesSandbox } from "../sandbox/kubernetes/kubernetes-sandbox.js";
+import type { KubernetesSandbox } from "../sandbox/kubernetes/kubernetes-sandbox.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { PostCreateRun } from "../transcript/transcript-records.js";
 import { watchEnvFiles } from "./env-file-watch.js";
@@ -24,10 +24,13 @@ export async function openSandbox(
   for (const line of config.devcontainer?.ignored ?? []) say(line);
   let sandbox: DockerSandbox | KubernetesSandbox;
   try {
-    sandbox =
-      config.engine === "kubernetes"
-        ? await KubernetesSandbox.open({ ...config, warmPod: options.warmPod, onProgress: say })
-        : await DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
+    if (config.engine === "kubernetes") {
+      // Loaded only here: the Kubernetes client costs a Docker run about 0.3 s of start-up.
+      const { KubernetesSandbox } = await import("../sandbox/kubernetes/kubernetes-sandbox.js");
+      sandbox = await KubernetesSandbox.open({ ...config, warmPod: options.warmPod, onProgress: say });
+    } else {
+      sandbox = await DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
+    }
   } catch (error) {
     for (const line of watch.close()) say(line);
     throw error;

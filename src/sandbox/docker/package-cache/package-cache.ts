@@ -5,9 +5,12 @@
  * the cache is over its bound. The bound holds at each open; a task may grow the cache past it while
  * it runs (as it may fill the workspace), and the next open prunes it back.
  */
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../../../errors.js";
+import { harnessStateDir } from "../../../state/state-dir.js";
 import { parseUserIds } from "../../sandbox-user.js";
 import { seccompSecurityOpt } from "../container/seccomp-profile.js";
 import { Demuxer } from "../exec/demux.js";
@@ -25,6 +28,36 @@ const KEEPER_MOUNT = "/cache";
  * this much, no more).
  */
 const KEEPER_DEADLINE_MS = 60_000;
+/**
+ * A cache the keeper checked this recently, against the same bound, is not checked again: its
+ * container costs each open some 60 ms, and `harness exec` run after run on one workspace would pay
+ * it every time for nothing. The bound is a soft one anyway (a task may grow the cache while it runs).
+ */
+const KEEP_EVERY_MS = 10 * 60_000;
+
+/** Harness's own record (in its state directory, which no sandbox can write) of the last check. */
+function keptRecord(volume: string): string {
+  return join(harnessStateDir(), "package-cache", `${volume}.kept`);
+}
+
+function keptRecently(volume: string, maxBytes: number): boolean {
+  try {
+    const record = keptRecord(volume);
+    const age = Date.now() - statSync(record).mtimeMs;
+    return age >= 0 && age < KEEP_EVERY_MS && readFileSync(record, "utf8") === String(maxBytes);
+  } catch {
+    return false;
+  }
+}
+
+function recordKept(volume: string, maxBytes: number): void {
+  try {
+    mkdirSync(dirname(keptRecord(volume)), { recursive: true, mode: 0o700 });
+    writeFileSync(keptRecord(volume), String(maxBytes), { mode: 0o600 });
+  } catch (error) {
+    log("cannot record the keeper's run: %s", (error as Error).message);
+  }
+}
 
 /** What cache-prune.py measured: bytes on disk (blocks), before and after pruning. */
 export interface CacheSizes {
@@ -166,6 +199,7 @@ export async function openPackageCache(
     onProgress?.(`package cache off for this run: ${(error as Error).message.split("\n")[0]}`);
   const keep = async (volume: string) => {
     const sizes = await runCacheKeeper(docker, volume, image, user, maxBytes);
+    recordKept(volume, maxBytes);
     if (sizes.removed > 0)
       onProgress?.(
         `package cache over its bound (${sizes.before} bytes > ${maxBytes}): removed the ${sizes.removed} least recently used files, ${sizes.after} bytes left`,
@@ -178,6 +212,8 @@ export async function openPackageCache(
     off(error);
     return undefined;
   }
+  if (!volume.created && keptRecently(volume.name, maxBytes))
+    return { volume: volume.name, ready: Promise.resolve() };
   if (!volume.created)
     return {
       volume: volume.name,

@@ -3,6 +3,7 @@
  * runs unasked, and paths the user changed on the host while the sandbox worked on its copy.
  */
 import {
+  configNamedPaths,
   DEFAULT_PROTECTED_PATHS,
   normalizeProtectPath,
   type ProtectOptions,
@@ -47,6 +48,15 @@ export function protectedPathRefusal(protect: ProtectOptions = {}): PathPolicy {
     }
     return undefined;
   };
+}
+
+/**
+ * The policy for applying to the workspace `root`: protectedPathRefusal, with the paths the host's
+ * .git/config names in the work tree too (a hooks directory, an included config).
+ */
+export async function workspaceRefusal(root: string, protect: ProtectOptions = {}): Promise<PathPolicy> {
+  const named = (await configNamedPaths(root)).map((p) => p.path);
+  return protectedPathRefusal({ ...protect, extraPaths: [...(protect.extraPaths ?? []), ...named] });
 }
 
 function sameEntry(a: ScannedEntry, b: ScannedEntry): boolean {

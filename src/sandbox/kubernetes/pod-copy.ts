@@ -10,20 +10,14 @@
  * again: nothing else runs commands). The archive is read as the sandbox user, so a file the
  * command made unreadable stops the read with tar's reason instead of looking deleted.
  */
-import { lstat } from "node:fs/promises";
 import { basename, dirname } from "node:path";
-import type { Readable } from "node:stream";
 import { SandboxError } from "../../errors.js";
-import { hostChangesSince, type PathPolicy, protectedPathRefusal } from "../copy/apply-policy.js";
-import { DEFAULT_REPORT_LIMITS, renderDiffs, summarizeChanges } from "../copy/change-report.js";
-import { readSandboxTree } from "../copy/sandbox-tree.js";
-import { countChanges, diffTrees } from "../copy/tree-diff.js";
+import { applyCopyChanges } from "../copy/apply-copy-changes.js";
+import { workspaceRefusal } from "../copy/apply-policy.js";
+import { exportCopyChanges } from "../copy/export-copy-changes.js";
+import type { SandboxArchive } from "../copy/sandbox-archive.js";
 import { packWorkspace, type WorkspaceCopyPlan } from "../copy/workspace-archive.js";
-import { hostTree, scanWorkspace } from "../copy/workspace-scan.js";
 import { entriesOf } from "../docker/isolation/workspace-entries.js";
-import { type ExtractResult, strictExtract } from "../host/extract/strict-extract.js";
-import { configNamedPaths } from "../host/git/protected-paths.js";
-import { strictDelete } from "../host/paths/strict-paths.js";
 import type { ApplyResult, CopiedWorkspace, WorkspaceChanges, WorkspaceEntry } from "../sandbox.js";
 import type { ProtectOptions } from "../sandbox-request.js";
 import { parseUserIds } from "../sandbox-user.js";
@@ -105,103 +99,23 @@ export class PodCopiedWorkspace implements CopiedWorkspace {
 
   async exportChanges(): Promise<WorkspaceChanges> {
     await this.options.quiesce();
-    const plan = this.plan;
-    const scan = await scanWorkspace(plan.root, plan.ignored, plan.maxEntries);
-    const host = await hostTree(plan.root, scan);
-    const skipped = [...plan.scan.skipped, ...scan.skipped].filter(
-      (s, i, all) => all.findIndex((o) => o.path === s.path) === i,
-    );
-    const limits = DEFAULT_REPORT_LIMITS;
-    const archive = await archiveOf(this.target, this.user, this.workdir);
-    let sandbox: Awaited<ReturnType<typeof readSandboxTree>>;
-    try {
-      sandbox = await readSandboxTree(archive.stdout, {
-        stripPrefix: `${basename(this.workdir)}/`,
-        maxTotalBytes: plan.limitBytes,
-        maxEntries: plan.maxEntries,
-        host,
-        keepFileBytes: limits.fileBytes,
-        keepTotalBytes: 32 * limits.fileBytes,
-        keepFiles: Math.ceil(limits.totalLines / 3) + 1,
-      });
-    } catch (error) {
-      archive.stdout.destroy();
-      throw error;
-    }
-    // Only a tar that read everything counts: a file it could not read would look deleted.
-    await checkRead(this.target, archive.ended);
-    const notCompared = [...skipped.map((s) => s.path), ...sandbox.undecodable];
-    const leftOut = (path: string, isDirectory: boolean) =>
-      plan.ignored(path, isDirectory) || notCompared.some((p) => path === p || path.startsWith(`${p}/`));
-    const since = hostChangesSince(plan.scan, scan);
-    const changes = diffTrees(host, sandbox.tree, leftOut).filter(
-      (c) => c.kind !== "D" || since.existedAtCopy(c.path),
-    );
-    const conflicts = changes.filter((c) => since.changedOnHost(c.path)).map((c) => c.path);
-    const counts = countChanges(changes);
-    return {
-      changes,
-      counts,
-      summary: summarizeChanges(changes, counts, conflicts),
-      diff: await renderDiffs(changes, plan.root, sandbox.contents, limits),
-      skipped,
-      unsafeNames: sandbox.unsafeNames,
-      conflicts,
-    };
+    return exportCopyChanges(this.plan, this.archive());
   }
 
   async applyChanges(reviewed: WorkspaceChanges): Promise<ApplyResult> {
     await this.options.quiesce();
-    const named = (await configNamedPaths(this.plan.root)).map((p) => p.path);
-    const protect = this.options.protect ?? {};
-    const refusePath: PathPolicy = protectedPathRefusal({
-      ...protect,
-      extraPaths: [...(protect.extraPaths ?? []), ...named],
-    });
-    const conflicts = new Set(reviewed.conflicts);
-    const wanted = reviewed.changes.filter((c) => !conflicts.has(c.path));
-    const kept = wanted
-      .filter((c) => c.kind === "M" && c.differs.includes("type") && refusePath(c.path, c.after?.type))
-      .map((c) => c.path);
-    const removed = await strictDelete(
-      this.plan.root,
-      wanted.filter((c) => c.kind === "D").map((c) => c.path),
-      (path) => {
-        const above = kept.find((k) => path.startsWith(`${k}/`));
-        return refusePath(path) ?? (above && `inside ${above}, which was refused`);
-      },
-    );
-    const expected = new Map(
-      wanted.flatMap((c) => (c.kind !== "D" && c.after ? [[c.path, c.after] as const] : [])),
-    );
-    let extracted: ExtractResult = { written: [], refused: [], notes: [] };
-    if (expected.size > 0) {
-      const owner = process.getuid?.() === 0 ? await ownerOf(this.plan.root) : undefined;
-      const archive = await archiveOf(this.target, this.user, this.workdir);
-      extracted = await strictExtract(archive.stdout as Readable, {
-        root: this.plan.root,
-        stripPrefix: `${basename(this.workdir)}/`,
-        expected,
-        maxTotalBytes: this.plan.limitBytes,
-        maxFileBytes: this.plan.limitBytes,
-        maxEntries: this.plan.maxEntries,
-        refusePath,
-        recheckLinks: this.plan.scan.entries.filter((e) => e.type === "symlink").map((e) => e.path),
-        chownTo: owner,
-      });
-    }
+    const refusePath = await workspaceRefusal(this.plan.root, this.options.protect);
+    return applyCopyChanges(this.plan, this.archive(), reviewed, refusePath);
+  }
+
+  /** The workdir read by tar in the pod, as the sandbox user; a read counts only if tar ended well. */
+  private archive(): SandboxArchive {
     return {
-      written: extracted.written,
-      deleted: removed.deleted,
-      refused: [
-        ...reviewed.conflicts.map((path) => ({
-          path,
-          reason: "changed on the host during the run; left as it is",
-        })),
-        ...removed.refused,
-        ...extracted.refused,
-      ],
-      notes: extracted.notes,
+      stripPrefix: `${basename(this.workdir)}/`,
+      open: async () => {
+        const archive = await archiveOf(this.target, this.user, this.workdir);
+        return { stream: archive.stdout, check: () => checkRead(this.target, archive.ended) };
+      },
     };
   }
 
@@ -217,9 +131,4 @@ export class PodCopiedWorkspace implements CopiedWorkspace {
     }
     await checkRead(this.target, archive.ended);
   }
-}
-
-async function ownerOf(path: string): Promise<{ uid: number; gid: number }> {
-  const info = await lstat(path);
-  return { uid: info.uid, gid: info.gid };
 }

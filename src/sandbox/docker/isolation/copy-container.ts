@@ -1,12 +1,14 @@
 import { randomBytes } from "node:crypto";
+import { basename } from "node:path";
 import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { HarnessError } from "../../../errors.js";
+import type { SandboxArchive } from "../../copy/sandbox-archive.js";
 import { packWorkspace, type WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
 import { parseUserIds } from "../../sandbox-user.js";
 import { containerName } from "../container/container-lifecycle.js";
 import { removeContainer } from "../container/remove-container.js";
-import { sandboxError } from "../exec/docker-errors.js";
+import { dockerStatus, sandboxError } from "../exec/docker-errors.js";
 import { removeOrphanedCopies } from "./orphaned-copies.js";
 
 /**
@@ -44,4 +46,19 @@ export async function archiveOf(container: Docker.Container, workdir: string): P
   } catch (error) {
     throw sandboxError("reading the sandbox's workspace failed", error, container.id);
   }
+}
+
+/** The copy as the archive API gives it: its names start with the workdir's last component. */
+export function dockerArchive(container: Docker.Container, workdir: string): SandboxArchive {
+  return {
+    stripPrefix: `${basename(workdir)}/`,
+    open: async () => ({ stream: await archiveOf(container, workdir) }),
+  };
+}
+
+/** Stops the container (already stopped is fine), so nothing left running in it changes the copy. */
+export async function stopCopyContainer(container: Docker.Container): Promise<void> {
+  await container.stop({ t: 0 }).catch((error: unknown) => {
+    if (dockerStatus(error) !== 304) throw error;
+  });
 }

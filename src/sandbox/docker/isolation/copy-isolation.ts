@@ -8,18 +8,17 @@
 import { randomUUID } from "node:crypto";
 import type Docker from "dockerode";
 import { SandboxError } from "../../../errors.js";
-import { protectedPathRefusal } from "../../copy/apply-policy.js";
+import { applyCopyChanges } from "../../copy/apply-copy-changes.js";
+import { workspaceRefusal } from "../../copy/apply-policy.js";
+import { exportCopyChanges } from "../../copy/export-copy-changes.js";
 import { planWorkspaceCopy, type WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
-import { configNamedPaths } from "../../host/git/protected-paths.js";
 import type { ApplyResult, CopiedWorkspace, WorkspaceChanges, WorkspaceEntry } from "../../sandbox.js";
 import type { ProtectOptions } from "../../sandbox-request.js";
 import type { AcquireResult } from "../container/container-lifecycle.js";
 import { configHash } from "../container/container-spec.js";
 import { removeContainer } from "../container/remove-container.js";
-import { applyCopyChanges } from "./apply-copy-changes.js";
-import { createCopyContainer } from "./copy-container.js";
+import { createCopyContainer, dockerArchive, stopCopyContainer } from "./copy-container.js";
 import { copyLabels, LABEL_ISOLATION } from "./copy-container-labels.js";
-import { exportCopyChanges } from "./export-copy-changes.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation.js";
 import { workspaceEntries } from "./workspace-entries.js";
 import { stopContainersSharing } from "./workspace-quiesce.js";
@@ -96,19 +95,17 @@ export class CopyIsolation implements Isolation, CopiedWorkspace {
   /** Stops the container first, so nothing still running in it can change the copy after the review. */
   async exportChanges(): Promise<WorkspaceChanges> {
     await stopSharing(this.docker, this.plan.root, this.options.onProgress);
-    return exportCopyChanges(this.started(), this.plan, this.workdir);
+    const container = this.started();
+    await stopCopyContainer(container);
+    return exportCopyChanges(this.plan, dockerArchive(container, this.workdir));
   }
 
   async applyChanges(reviewed: WorkspaceChanges): Promise<ApplyResult> {
     // The host's .git/config may name a hooks directory or an included config in the work tree.
-    const named = (await configNamedPaths(this.plan.root)).map((p) => p.path);
-    const protect = this.options.protect ?? {};
-    const refusePath = protectedPathRefusal({
-      ...protect,
-      extraPaths: [...(protect.extraPaths ?? []), ...named],
-    });
+    const refusePath = await workspaceRefusal(this.plan.root, this.options.protect);
     await stopSharing(this.docker, this.plan.root, this.options.onProgress);
-    return applyCopyChanges(this.started(), this.plan, this.workdir, reviewed, refusePath);
+    const archive = dockerArchive(this.started(), this.workdir);
+    return applyCopyChanges(this.plan, archive, reviewed, refusePath);
   }
 
   entries(): AsyncIterable<WorkspaceEntry> {

@@ -12,12 +12,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import type Docker from "dockerode";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { applyCopyChanges } from "../../../../src/sandbox/copy/apply-copy-changes.js";
 import { protectedPathRefusal } from "../../../../src/sandbox/copy/apply-policy.js";
+import { exportCopyChanges } from "../../../../src/sandbox/copy/export-copy-changes.js";
+import type { SandboxArchive } from "../../../../src/sandbox/copy/sandbox-archive.js";
 import { planWorkspaceCopy } from "../../../../src/sandbox/copy/workspace-archive.js";
-import { applyCopyChanges } from "../../../../src/sandbox/docker/isolation/apply-copy-changes.js";
-import { exportCopyChanges } from "../../../../src/sandbox/docker/isolation/export-copy-changes.js";
 import type { ProtectOptions } from "../../../../src/sandbox/host/git/protected-paths.js";
 
 let base: string;
@@ -50,15 +50,15 @@ function makeRepo(): void {
   git(ws, "commit", "-qm", "initial");
 }
 
-/** A dockerode container stand-in whose archive is a tar of `copy`, as `docker cp` would produce it. */
-const fakeContainer = {
-  id: "fake",
-  stop: async () => undefined,
-  getArchive: async () =>
-    Readable.from([
+/** The sandbox's archive, a tar of `copy` as `docker cp` would produce it. */
+const fakeArchive: SandboxArchive = {
+  stripPrefix: "workspace/",
+  open: async () => ({
+    stream: Readable.from([
       execFileSync("tar", ["-C", base, "-cf", "-", "workspace"], { maxBuffer: 64 * 1024 ** 2 }),
     ]),
-} as unknown as Docker.Container;
+  }),
+};
 
 /**
  * Copies the workspace as copy mode does, runs the task's commands on the copy, reviews the changes
@@ -68,14 +68,8 @@ async function runAndApply(commands: string, protect: ProtectOptions = {}) {
   const plan = await planWorkspaceCopy(ws, 1024 ** 3);
   execFileSync("cp", ["-a", `${ws}/.`, copy]);
   execFileSync("sh", ["-ec", commands], { cwd: copy, stdio: "pipe" });
-  const changes = await exportCopyChanges(fakeContainer, plan, "/workspace");
-  const applied = await applyCopyChanges(
-    fakeContainer,
-    plan,
-    "/workspace",
-    changes,
-    protectedPathRefusal(protect),
-  );
+  const changes = await exportCopyChanges(plan, fakeArchive);
+  const applied = await applyCopyChanges(plan, fakeArchive, changes, protectedPathRefusal(protect));
   return { changes, applied, refusedPaths: applied.refused.map((r) => r.path) };
 }
 

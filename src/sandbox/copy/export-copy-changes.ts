@@ -1,27 +1,20 @@
-import { basename } from "node:path";
-import type Docker from "dockerode";
-import { hostChangesSince } from "../../copy/apply-policy.js";
-import { DEFAULT_REPORT_LIMITS, renderDiffs, summarizeChanges } from "../../copy/change-report.js";
-import { readSandboxTree } from "../../copy/sandbox-tree.js";
-import { countChanges, diffTrees } from "../../copy/tree-diff.js";
-import type { WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
-import { hostTree, scanWorkspace } from "../../copy/workspace-scan.js";
-import type { WorkspaceChanges } from "../../sandbox.js";
-import { dockerStatus } from "../exec/docker-errors.js";
-import { archiveOf } from "./copy-container.js";
+import type { WorkspaceChanges } from "../sandbox.js";
+import { hostChangesSince } from "./apply-policy.js";
+import { DEFAULT_REPORT_LIMITS, renderDiffs, summarizeChanges } from "./change-report.js";
+import type { SandboxArchive } from "./sandbox-archive.js";
+import { readSandboxTree } from "./sandbox-tree.js";
+import { countChanges, diffTrees } from "./tree-diff.js";
+import type { WorkspaceCopyPlan } from "./workspace-archive.js";
+import { hostTree, scanWorkspace } from "./workspace-scan.js";
 
 /**
- * Stops the container (so nothing left running in it can change the copy after the review), reads
- * its workspace back and compares it with the host's as it is now.
+ * Reads the sandbox's copy of the workspace back and compares it with the host's as it is now. The
+ * caller has first stopped everything that could still change the copy (after the review is too late).
  */
 export async function exportCopyChanges(
-  container: Docker.Container,
   plan: WorkspaceCopyPlan,
-  workdir: string,
+  archive: SandboxArchive,
 ): Promise<WorkspaceChanges> {
-  await container.stop({ t: 0 }).catch((error: unknown) => {
-    if (dockerStatus(error) !== 304) throw error;
-  });
   const scan = await scanWorkspace(plan.root, plan.ignored, plan.maxEntries);
   // After hostTree: it adds the files it could not read to scan.skipped.
   const host = await hostTree(plan.root, scan);
@@ -29,8 +22,9 @@ export async function exportCopyChanges(
     (s, i, all) => all.findIndex((o) => o.path === s.path) === i,
   );
   const limits = DEFAULT_REPORT_LIMITS;
-  const sandbox = await readSandboxTree(await archiveOf(container, workdir), {
-    stripPrefix: `${basename(workdir)}/`,
+  const read = await archive.open();
+  const sandbox = await readSandboxTree(read.stream, {
+    stripPrefix: archive.stripPrefix,
     maxTotalBytes: plan.limitBytes,
     maxEntries: plan.maxEntries,
     host,
@@ -39,6 +33,8 @@ export async function exportCopyChanges(
     // Every diff takes at least three lines, so no more files than this can be shown.
     keepFiles: Math.ceil(limits.totalLines / 3) + 1,
   });
+  // Only a read that got everything counts: a file the sandbox could not send would look deleted.
+  await read.check?.();
   const notCompared = [...skipped.map((s) => s.path), ...sandbox.undecodable];
   const leftOut = (path: string, isDirectory: boolean) =>
     plan.ignored(path, isDirectory) || notCompared.some((p) => path === p || path.startsWith(`${p}/`));

@@ -1,12 +1,10 @@
 import { lstat } from "node:fs/promises";
-import { basename } from "node:path";
-import type Docker from "dockerode";
-import type { PathPolicy } from "../../copy/apply-policy.js";
-import type { WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
-import { type ExtractResult, strictExtract } from "../../host/extract/strict-extract.js";
-import { strictDelete } from "../../host/paths/strict-paths.js";
-import type { ApplyResult, WorkspaceChanges } from "../../sandbox.js";
-import { archiveOf } from "./copy-container.js";
+import { type ExtractResult, strictExtract } from "../host/extract/strict-extract.js";
+import { strictDelete } from "../host/paths/strict-paths.js";
+import type { ApplyResult, WorkspaceChanges } from "../sandbox.js";
+import type { PathPolicy } from "./apply-policy.js";
+import type { SandboxArchive } from "./sandbox-archive.js";
+import type { WorkspaceCopyPlan } from "./workspace-archive.js";
 
 async function ownerOf(path: string): Promise<{ uid: number; gid: number }> {
   const info = await lstat(path);
@@ -15,9 +13,8 @@ async function ownerOf(path: string): Promise<{ uid: number; gid: number }> {
 
 /** Writes the reviewed changes to the host workspace: deletions first, then the strict extract. */
 export async function applyCopyChanges(
-  container: Docker.Container,
   plan: WorkspaceCopyPlan,
-  workdir: string,
+  archive: SandboxArchive,
   reviewed: WorkspaceChanges,
   refusePath: PathPolicy,
 ): Promise<ApplyResult> {
@@ -41,10 +38,11 @@ export async function applyCopyChanges(
   let extracted: ExtractResult = { written: [], refused: [], notes: [] };
   if (expected.size > 0) {
     const chownTo = process.getuid?.() === 0 ? await ownerOf(plan.root) : undefined;
-    // Nothing is awaited between opening the archive and reading it.
-    extracted = await strictExtract(await archiveOf(container, workdir), {
+    // Nothing is awaited between opening the archive and reading it. What the archive lacks is
+    // refused as missing, so the read is not checked further.
+    extracted = await strictExtract((await archive.open()).stream, {
       root: plan.root,
-      stripPrefix: `${basename(workdir)}/`,
+      stripPrefix: archive.stripPrefix,
       expected,
       maxTotalBytes: plan.limitBytes,
       maxFileBytes: plan.limitBytes,

@@ -7,6 +7,7 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.js";
 import { type ContainerLease, takeLease } from "../../state/container-leases.js";
+import { execRequest } from "../executor/exec-request.js";
 import type {
   CopiedWorkspace,
   EgressMonitor,
@@ -308,19 +309,8 @@ export class DockerSandbox implements Sandbox {
   ): Promise<{ outcome: ExecOutcome; startCwd: string } | "not-started"> {
     // The start directory is kept here, never in the container, where the command could rewrite it.
     const startCwd = this.fresh ? this.workdir : this.cwd;
-    const request: ExecRequest = {
-      command,
-      user: this.settings.user,
-      workdir: this.workdir,
-      startDir: startCwd,
-      timeoutMs,
-      signal: options.signal,
-      onOutput: options.onOutput,
-      headBytes: this.options.outputHeadBytes ?? SANDBOX_DEFAULTS.outputHeadBytes,
-      tailBytes: this.options.outputTailBytes ?? SANDBOX_DEFAULTS.outputTailBytes,
-      killGraceSeconds: this.options.killGraceSeconds ?? SANDBOX_DEFAULTS.killGraceSeconds,
-      env: this.commandEnv(),
-    };
+    const place = { user: this.settings.user, workdir: this.workdir, startDir: startCwd, timeoutMs };
+    const request = execRequest(command, options, place, this.options, this.commandEnv());
     let outcome: ExecOutcome | "not-started" | undefined = await this.onExecutor(request, notices);
     if (outcome === undefined) {
       try {

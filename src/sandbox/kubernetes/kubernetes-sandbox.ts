@@ -12,6 +12,7 @@ import { planWorkspaceCopy } from "../copy/workspace-archive.js";
 import { toExecResult } from "../docker/exec/exec-outcome.js";
 import type { ShellIo } from "../docker/interactive-shell.js";
 import type { ExecOutcome, ExecRequest } from "../docker/per-call/docker-exec.js";
+import { execRequest } from "../executor/exec-request.js";
 import type {
   CopiedWorkspace,
   EgressMonitor,
@@ -227,19 +228,8 @@ export class KubernetesSandbox implements Sandbox {
   private async execOnPod(command: string, options: ExecOptions, notices: string[]): Promise<ExecResult> {
     const timeoutMs = options.timeoutMs ?? this.options.timeoutMs ?? SANDBOX_DEFAULTS.timeoutMs;
     const startCwd = this.fresh ? this.workdir : this.cwd;
-    const request: ExecRequest = {
-      command,
-      user: this.settings.user,
-      workdir: this.workdir,
-      startDir: startCwd,
-      timeoutMs,
-      signal: options.signal,
-      onOutput: options.onOutput,
-      headBytes: this.options.outputHeadBytes ?? SANDBOX_DEFAULTS.outputHeadBytes,
-      tailBytes: this.options.outputTailBytes ?? SANDBOX_DEFAULTS.outputTailBytes,
-      killGraceSeconds: this.options.killGraceSeconds ?? SANDBOX_DEFAULTS.killGraceSeconds,
-      env: this.podEgress?.env(),
-    };
+    const place = { user: this.settings.user, workdir: this.workdir, startDir: startCwd, timeoutMs };
+    const request = execRequest(command, options, place, this.options, this.podEgress?.env());
     const outcome = await this.runOnExecutor(request);
     if (outcome.killFailed || (outcome.wrapperLost && !outcome.timedOut && !outcome.canceled)) {
       // The executor's exec ended under the command: the pod may be gone (deleted, evicted, its

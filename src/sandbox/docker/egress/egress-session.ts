@@ -1,5 +1,5 @@
 /**
- * Allowlist mode for one DockerSandbox: the gateway on the host (../egress/), the relay in the
+ * Allowlist mode for one DockerSandbox: the gateway on the host (../../egress/sandbox-gateway.ts), the relay in the
  * container (egress-relay.ts), the proxy variables each command gets (egress-env.ts), and which
  * tool call a connection belongs to. Both ends live exactly as long as this harness process uses
  * the sandbox.
@@ -10,10 +10,11 @@ import type Docker from "dockerode";
 import { ConfigError } from "../../../errors.js";
 import { openHostDir } from "../../../host-files/host-path.js";
 import { egressSocketDir } from "../../../state/state-dir.js";
-import { type CallTag, EgressGateway } from "../../egress/egress-gateway.js";
+import type { CallTag } from "../../egress/egress-gateway.js";
+import { SandboxGateway } from "../../egress/sandbox-gateway.js";
 import { trustEnv } from "../../egress/secrets/trust-env.js";
 import type { EgressMonitor } from "../../sandbox.js";
-import { type EgressRequest, type IsolationKind, SANDBOX_DEFAULTS } from "../../sandbox-request.js";
+import type { EgressRequest, IsolationKind } from "../../sandbox-request.js";
 import { parseUserIds } from "../../sandbox-user.js";
 import type { DockerSandboxOptions } from "../docker-sandbox-options.js";
 import { egressEnv } from "./egress-env.js";
@@ -24,11 +25,9 @@ const log = createDebug("harness:egress");
 
 export class EgressSession {
   private relay: EgressRelay | undefined;
-  /** The command running now, so the gateway can tag its connections and collect its denials. */
-  private call: CallTag | undefined;
 
   private constructor(
-    private readonly gateway: EgressGateway,
+    private readonly gateway: SandboxGateway,
     /** Host directory of the gateway's socket, bind-mounted read-only at EGRESS_MOUNT. */
     readonly socketDir: string,
     /** "uid:gid" of the sandbox user, whose uid the relay acts with. */
@@ -55,32 +54,14 @@ export class EgressSession {
     const socketDir = egressSocketDir(workspace, isolation);
     // Never through a link planted below a workspace (a state directory kept in one): host-files/.
     openHostDir(dirname(socketDir), 0o700).close();
-    const d = SANDBOX_DEFAULTS;
-    let session: EgressSession | undefined;
-    const gateway = await EgressGateway.start({
-      socketDir,
-      owner,
-      allowHosts: egress.allowHosts,
-      allowPrivate: egress.allowPrivate ?? false,
-      limitBytes: egress.limitBytes ?? d.egressLimitBytes,
-      wildcardNames: egress.wildcardNames,
-      maxConnections: options.egressMaxConnections ?? d.egressMaxConnections,
-      idleMs: options.egressIdleMs ?? d.egressIdleMs,
-      maxConnectionMs: options.egressMaxConnectionMs ?? d.egressMaxConnectionMs,
-      ...(options.egressLookup ? { lookup: options.egressLookup } : {}),
-      secrets: egress.secrets,
-      requestRules: egress.requestRules,
-      upstreamCa: options.egressUpstreamCa,
-      currentCall: () => session?.call,
-    });
-    session = new EgressSession(gateway, socketDir, user, machineryUser);
-    log("gateway on %s", gateway.socketPath);
-    return session;
+    const gateway = await SandboxGateway.start(egress, options, { socketDir, owner });
+    log("gateway on %s", gateway.server.socketPath);
+    return new EgressSession(gateway, socketDir, user, machineryUser);
   }
 
   /** The gateway, as the rest of harness sees it. */
   get monitor(): EgressMonitor {
-    return this.gateway;
+    return this.gateway.monitor;
   }
 
   /** The relay's port, while one was started and not yet closed. */
@@ -98,7 +79,7 @@ export class EgressSession {
       container,
       this.user,
       this.machineryUser,
-      `${EGRESS_MOUNT}/${this.gateway.socketName}`,
+      `${EGRESS_MOUNT}/${this.gateway.server.socketName}`,
     );
   }
 
@@ -115,25 +96,23 @@ export class EgressSession {
   /** The proxy variables for a command: empty when no relay runs (then the command has no network). */
   env(): string[] {
     if (!this.relay) return [];
-    const trust = this.gateway.trustFiles;
+    const trust = this.gateway.server.trustFiles;
     return [
       ...egressEnv(this.relay.port),
       ...(trust === undefined
         ? []
         : trustEnv(`${EGRESS_MOUNT}/${trust.ca}`, `${EGRESS_MOUNT}/${trust.bundle}`)),
-      ...this.gateway.secretEnv(),
+      ...this.gateway.server.secretEnv(),
     ];
   }
 
   /** From now until `endCall`, connections belong to `callId`; the tag collects their denials. */
   beginCall(callId: string | undefined): CallTag {
-    const tag: CallTag = { callId, denied: [] };
-    this.call = tag;
-    return tag;
+    return this.gateway.beginCall(callId);
   }
 
   endCall(): void {
-    this.call = undefined;
+    this.gateway.endCall();
   }
 
   /** Ends the relay (its stdin closed) and waits for it, briefly. */
@@ -148,7 +127,7 @@ export class EgressSession {
     try {
       await this.closeRelay();
     } finally {
-      await this.gateway.close();
+      await this.gateway.server.close();
     }
   }
 }

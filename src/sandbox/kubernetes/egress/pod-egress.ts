@@ -15,10 +15,11 @@ import { SandboxError } from "../../../errors.js";
 import { egressEnv } from "../../docker/egress/egress-env.js";
 import { STATE_DIR } from "../../docker/exec/exec-scripts.js";
 import { programText } from "../../docker/exec/program-text.js";
-import { type CallTag, EgressGateway } from "../../egress/egress-gateway.js";
+import type { CallTag } from "../../egress/egress-gateway.js";
+import { SandboxGateway } from "../../egress/sandbox-gateway.js";
 import { trustEnv } from "../../egress/secrets/trust-env.js";
 import type { EgressMonitor } from "../../sandbox.js";
-import { type EgressRequest, SANDBOX_DEFAULTS } from "../../sandbox-request.js";
+import type { EgressRequest } from "../../sandbox-request.js";
 import { asUser, EXEC_OPEN_DEADLINE_MS, runInPod } from "../api/pod-command.js";
 import { openPodExec, type PodExec, type PodTarget } from "../api/pod-exec.js";
 import type { KubernetesSandboxOptions } from "../kubernetes-options.js";
@@ -40,12 +41,11 @@ export class PodEgress {
   private exec: PodExec | undefined;
   private port: number | undefined;
   private readonly joined = new Map<number, Joined>();
-  private call: CallTag | undefined;
   /** Where the run's CA and bundle are in the pod, once installed. */
   private trust: { ca: string; bundle: string } | undefined;
 
   private constructor(
-    private readonly gateway: EgressGateway,
+    private readonly gateway: SandboxGateway,
     private readonly dir: string,
   ) {}
 
@@ -54,27 +54,9 @@ export class PodEgress {
    * With `--secret` or `--allow-request` it makes a CA for the run, which `installTrust` puts into the pod.
    */
   static async start(egress: EgressRequest, options: KubernetesSandboxOptions): Promise<PodEgress> {
-    const d = SANDBOX_DEFAULTS;
     const dir = mkdtempSync(join(tmpdir(), "harness-k8s-egress-"));
-    let session: PodEgress | undefined;
     try {
-      const gateway = await EgressGateway.start({
-        socketDir: dir,
-        allowHosts: egress.allowHosts,
-        allowPrivate: egress.allowPrivate ?? false,
-        limitBytes: egress.limitBytes ?? d.egressLimitBytes,
-        wildcardNames: egress.wildcardNames,
-        maxConnections: options.egressMaxConnections ?? d.egressMaxConnections,
-        idleMs: options.egressIdleMs ?? d.egressIdleMs,
-        maxConnectionMs: options.egressMaxConnectionMs ?? d.egressMaxConnectionMs,
-        ...(options.egressLookup ? { lookup: options.egressLookup } : {}),
-        secrets: egress.secrets,
-        requestRules: egress.requestRules,
-        upstreamCa: options.egressUpstreamCa,
-        currentCall: () => session?.call,
-      });
-      session = new PodEgress(gateway, dir);
-      return session;
+      return new PodEgress(await SandboxGateway.start(egress, options, { socketDir: dir }), dir);
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
       throw error;
@@ -82,7 +64,7 @@ export class PodEgress {
   }
 
   get monitor(): EgressMonitor {
-    return this.gateway;
+    return this.gateway.monitor;
   }
 
   /** The mux's port while it runs. */
@@ -150,7 +132,7 @@ export class PodEgress {
    * sandbox may replace them; that only breaks its own tools' trust, never the gateway's decisions.
    */
   async installTrust(target: PodTarget, user: string): Promise<void> {
-    const files = this.gateway.trustFiles;
+    const files = this.gateway.server.trustFiles;
     if (files === undefined) return;
     for (const name of [files.ca, files.bundle]) {
       const content = Readable.from([readFileSync(join(this.dir, name))]);
@@ -181,18 +163,16 @@ export class PodEgress {
     return [
       ...egressEnv(this.port),
       ...(this.trust ? trustEnv(this.trust.ca, this.trust.bundle) : []),
-      ...this.gateway.secretEnv(),
+      ...this.gateway.server.secretEnv(),
     ];
   }
 
   beginCall(callId: string | undefined): CallTag {
-    const tag: CallTag = { callId, denied: [] };
-    this.call = tag;
-    return tag;
+    return this.gateway.beginCall(callId);
   }
 
   endCall(): void {
-    this.call = undefined;
+    this.gateway.endCall();
   }
 
   /** Ends the mux (its stdin closed) and every connection it carried. */
@@ -209,7 +189,7 @@ export class PodEgress {
   async close(): Promise<void> {
     this.closeMux();
     try {
-      await this.gateway.close();
+      await this.gateway.server.close();
     } finally {
       rmSync(this.dir, { recursive: true, force: true });
     }
@@ -248,7 +228,7 @@ export class PodEgress {
 
   /** A connection to the gateway for the mux's connection `id`. */
   private join(id: number): void {
-    const socket = connect(this.gateway.socketPath);
+    const socket = connect(this.gateway.server.socketPath);
     const joined: Joined = { socket, unacked: 0 };
     this.joined.set(id, joined);
     socket.on("data", (chunk: Buffer) => {

@@ -7,12 +7,8 @@
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { EXEC_TAG_VAR } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
-import {
-  encodeFrame,
-  type Frame,
-  FrameDecoder,
-} from "../../../../../src/sandbox/docker/executor/executor-frames.js";
+import { EXEC_TAG_VAR } from "../../../../src/sandbox/docker/exec/exec-scripts.js";
+import { encodeFrame, type Frame, FrameDecoder } from "../../../../src/sandbox/executor/executor-frames.js";
 import {
   EXECUTOR_LOADER,
   EXECUTOR_NAME,
@@ -20,7 +16,7 @@ import {
   FRAME,
   FRAME_HEADER_BYTES,
   NO_NONCE,
-} from "../../../../../src/sandbox/docker/executor/executor-protocol.js";
+} from "../../../../src/sandbox/executor/executor-protocol.js";
 
 const asRoot = process.getuid?.() === 0;
 /** Who its commands run as: nobody under root (the machinery drops to it), else ourselves. */
@@ -206,7 +202,7 @@ describe("executor.py, driven by frames", () => {
 
 describe("executor.py and executor-protocol.ts agree", () => {
   const source = readFileSync(
-    new URL("../../../../../src/sandbox/docker/executor/executor.py", import.meta.url),
+    new URL("../../../../src/sandbox/executor/executor.py", import.meta.url),
     "utf8",
   );
 

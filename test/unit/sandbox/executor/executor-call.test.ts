@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { ExecutorCall } from "../../../../../src/sandbox/docker/executor/executor-call.js";
+import { ExecutorCall } from "../../../../src/sandbox/executor/executor-call.js";
 
 const NONCE = "00112233445566aa";
 

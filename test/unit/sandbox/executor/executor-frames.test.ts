@@ -1,9 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  encodeFrame,
-  type Frame,
-  FrameDecoder,
-} from "../../../../../src/sandbox/docker/executor/executor-frames.js";
+import { encodeFrame, type Frame, FrameDecoder } from "../../../../src/sandbox/executor/executor-frames.js";
 
 function decodeAll(chunks: Buffer[]): { frames: Frame[]; leftover: number } {
   const frames: Frame[] = [];

@@ -5,6 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
 import type { BatchSummary } from "../../src/batch/batch-summary.js";
 import type { BatchResult } from "../../src/batch/results-file.js";
@@ -33,7 +34,14 @@ const turnOf = (request: RecordedRequest) =>
   request.body.messages.filter((m) => m.role === "assistant").length;
 
 /** The replies of each kind of task. */
-function dispatch(request: RecordedRequest, storm: { sent: boolean }): FakeReply {
+/** The storm task's one 429: whether it was sent, and a promise settled once it was. */
+interface Storm {
+  sent: boolean;
+  refused: Promise<void>;
+  refuse: () => void;
+}
+
+function dispatch(request: RecordedRequest, storm: Storm): FakeReply | Promise<FakeReply> {
   const { kind } = markerOf(request);
   const turn = turnOf(request);
   switch (kind) {
@@ -52,13 +60,15 @@ function dispatch(request: RecordedRequest, storm: { sent: boolean }): FakeReply
     case "storm":
       if (!storm.sent) {
         storm.sent = true;
+        storm.refuse();
         return httpError(429, { retryAfterMs: 3000 });
       }
       return turn === 0 ? toolUseReply("bash", { command: "true" }) : textReply("Done.");
     case "calm":
-      // Slow to stream: the storm task's 429 has surely reached the CLI before this task asks again.
+      // The first answer only once the storm task was refused, and a second later (the CLI has read the
+      // 429 by then): this task's next request falls inside the 3 s pause, whichever sandbox opened first.
       return turn === 0
-        ? { ...toolUseReply("bash", { command: "true" }), eventDelayMs: 60 }
+        ? storm.refused.then(() => sleep(1000)).then(() => toolUseReply("bash", { command: "true" }))
         : textReply("Done.");
   }
 }
@@ -123,7 +133,11 @@ async function containersLeft(workspaces: string[]): Promise<number> {
 describe.skipIf(skipDocker)("harness batch", () => {
   const fake = useFakeApi();
   const serve = () => {
-    const storm = { sent: false };
+    let refuse = () => {};
+    const refused = new Promise<void>((resolve) => {
+      refuse = resolve;
+    });
+    const storm: Storm = { sent: false, refused, refuse };
     for (let i = 0; i < 400; i += 1) fake.api.enqueue((request) => dispatch(request, storm));
   };
 

@@ -41,7 +41,7 @@ export interface FakeHttpError {
 export type FakeReply = FakeTurn | { httpError: FakeHttpError } | { disconnect: true };
 
 /** A reply, or a function computing it from the request (to assert on it or echo it). */
-export type FakeScript = FakeReply | ((request: RecordedRequest) => FakeReply);
+export type FakeScript = FakeReply | ((request: RecordedRequest) => FakeReply | Promise<FakeReply>);
 
 /** One request as the fake received it. */
 export interface RecordedRequest {
@@ -212,7 +212,7 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
     }
     let reply: FakeReply;
     try {
-      reply = typeof script === "function" ? script(recorded) : script;
+      reply = typeof script === "function" ? await script(recorded) : script;
     } catch (error) {
       // A throwing script is how a test asserts on a request; make its message reach the test.
       res.setHeader("x-should-retry", "false");

@@ -59,6 +59,8 @@ export interface RecordedRequest {
   requestId: string;
   /** The HTTP status sent; 0 while pending or when the fake dropped the connection. */
   status: number;
+  /** When the request's body had arrived (Date.now()). */
+  receivedAt: number;
 }
 
 /** How the fake behaves; all optional. */
@@ -188,6 +190,7 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
       rawBody,
       requestId: `req_fake_${counter}`,
       status: 0,
+      receivedAt: Date.now(),
     };
     requests.push(recorded);
     res.setHeader("request-id", recorded.requestId);

@@ -32,9 +32,12 @@ async function snapshotOfTar(
   return takeEntriesSnapshot({ entries: entriesOf(tarOf(entries), "workspace/"), previous, store, limits });
 }
 
+// Every entry carries its own mtime: tar-stream's default is the moment of packing, so two archives
+// of the same tree packed either side of a second boundary would differ (CI failed on that once).
+const AT = new Date(1_000_000);
 const WORKSPACE: FixtureEntry[] = [
   { name: "workspace/", type: "directory", mode: 0o755 },
-  { name: "workspace/a.txt", type: "file", mode: 0o644, content: "one\n", mtime: new Date(1_000_000) },
+  { name: "workspace/a.txt", type: "file", mode: 0o644, content: "one\n" },
   { name: "workspace/src/", type: "directory", mode: 0o755 },
   { name: "workspace/src/run.sh", type: "file", mode: 0o4755, content: "#!/bin/sh\n" },
   { name: "workspace/src/again.sh", type: "link", linkname: "workspace/src/run.sh", mode: 0o755 },
@@ -42,7 +45,7 @@ const WORKSPACE: FixtureEntry[] = [
   { name: "workspace/fifo", type: "fifo", mode: 0o644 },
   { name: "workspace/../escape", type: "file", mode: 0o644, content: "out" },
   { name: "/etc/cron.d/x", type: "file", mode: 0o644, content: "abs" },
-];
+].map((e): FixtureEntry => ({ ...e, mtime: AT }));
 
 describe("copy mode's checkpoint from the engine's archive", () => {
   it("records safe paths, links as text and hard links as their file; leaves the rest out", async () => {

@@ -45,7 +45,8 @@ const WORKSPACE: FixtureEntry[] = [
   { name: "workspace/fifo", type: "fifo", mode: 0o644 },
   { name: "workspace/../escape", type: "file", mode: 0o644, content: "out" },
   { name: "/etc/cron.d/x", type: "file", mode: 0o644, content: "abs" },
-].map((e): FixtureEntry => ({ ...e, mtime: AT }));
+];
+for (const entry of WORKSPACE) entry.mtime = AT;
 
 describe("copy mode's checkpoint from the engine's archive", () => {
   it("records safe paths, links as text and hard links as their file; leaves the rest out", async () => {

@@ -22,7 +22,7 @@ export const ENGINE_SETTINGS = {
   kubeContext: {
     flag: "--kube-context <name>",
     help: "kubernetes: the kubeconfig context to use (KUBECONFIG is read as kubectl reads it)",
-    defaultText: "its current one",
+    defaultText: "KUBECONFIG's current context",
   },
   namespace: {
     flag: "--namespace <name>",

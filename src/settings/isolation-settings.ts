@@ -12,7 +12,7 @@ export const ISOLATION_SETTINGS = {
     flag: "--isolation <mode>",
     help: "bind: mount the workspace; copy: work on a copy, show the changes, apply on request",
     // Kubernetes copies: a cluster cannot mount this machine's directory (config.ts decides).
-    defaultText: "bind; copy with --engine kubernetes",
+    defaultText: "bind, or copy with --engine kubernetes",
     choices: ISOLATIONS,
     parse: (text: string, name: string): IsolationKind => {
       if (!(ISOLATIONS as readonly string[]).includes(text))

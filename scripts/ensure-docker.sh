@@ -23,7 +23,9 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "docker engine: starting dockerd"
 log=${HARNESS_DOCKERD_LOG:-/tmp/harness-dockerd.log}
-nohup dockerd --bridge=none --iptables=false >"$log" 2>&1 &
+# From /: a daemon keeps its working directory, and its children (shims) fail to start once the
+# directory it was started in (a CI clone) is deleted.
+(cd / && exec nohup dockerd --bridge=none --iptables=false) </dev/null >"$log" 2>&1 &
 for _ in $(seq 1 120); do
   if docker info >/dev/null 2>&1; then
     echo "docker engine: running"

@@ -33,7 +33,9 @@ else
   mkdir -p "$(dirname "$socket")"
   rm -f "$socket"
   echo "podman service: starting"
-  nohup podman system service --time=0 "unix://$socket" >"$log" 2>&1 &
+  # From /: conmon inherits the service's working directory and cannot start a container once that
+  # directory (a CI clone) is deleted ("write child: broken pipe"; seen when a clone was re-made).
+  (cd / && exec nohup podman system service --time=0 "unix://$socket") </dev/null >"$log" 2>&1 &
   for _ in $(seq 1 60); do
     ping && break
     sleep 0.5

@@ -55,8 +55,8 @@ fi
 
 log=$K8S_STATE/logs/$name.log
 # 9<&-: it must not hold ensure's lock. Port 0 turns the metrics and probe servers off.
-setsid "$K8S_AGENT_SANDBOX_DIR/bin/$name" --kubeconfig "$kubeconfig" --extensions \
-  --leader-elect=false --enable-webhook=false --metrics-bind-address=0 --health-probe-bind-address=0 \
+(cd / && exec setsid "$K8S_AGENT_SANDBOX_DIR/bin/$name" --kubeconfig "$kubeconfig" --extensions \
+  --leader-elect=false --enable-webhook=false --metrics-bind-address=0 --health-probe-bind-address=0) \
   </dev/null >"$log" 2>&1 9<&- &
 echo $! >"$K8S_STATE/run/$name.pid"
 

@@ -1,7 +1,11 @@
-/** `harness ps` and `harness rm` with `--engine kubernetes`: harness's pods in the namespace. */
+/**
+ * `harness ps` and `harness rm` with `--engine kubernetes`: harness's pods in the namespace, and the
+ * pods it claimed from warm pools (--kube-warm-pool), which rm releases with their claim.
+ */
 import { realpath } from "node:fs/promises";
 import { type CliFlags, loadSandboxConfig, type SandboxEngine } from "../config.js";
 import { ConfigError } from "../errors.js";
+import { listHarnessClaims, releaseHarnessClaims } from "../sandbox/kubernetes/claim/claim-registry.js";
 import {
   connectCluster,
   listHarnessPods,
@@ -21,13 +25,17 @@ export async function podsCommand(flags: CliFlags & { all?: boolean }, action: "
   const cell = (text: string) => sanitizeForTerminal(text, { oneLine: true });
   if (action === "ps") {
     const pods = await listHarnessPods(cluster);
-    if (pods.length === 0) {
+    const claims = await listHarnessClaims(cluster);
+    if (pods.length + claims.length === 0) {
       process.stdout.write(`no harness pods in namespace ${cell(cluster.namespace)}\n`);
       return 0;
     }
     const rows = [
       ["POD", "STATUS", "IMAGE", "WORKSPACE"],
       ...pods.map((p) => [p.name, p.status, p.image, p.workspace].map(cell)),
+      ...claims.map((c) =>
+        [c.pod ?? "-", `${c.status}, claimed from ${c.pool} (${c.claim})`, c.image, c.workspace].map(cell),
+      ),
     ];
     const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
     for (const row of rows) {
@@ -47,6 +55,11 @@ export async function podsCommand(flags: CliFlags & { all?: boolean }, action: "
   const removed = await removeHarnessPods(cluster, await listHarnessPods(cluster, workspace));
   for (const p of removed)
     process.stdout.write(`${cell(`removed pod ${p.namespace}/${p.name} (${p.workspace})`)}\n`);
-  if (removed.length === 0) process.stdout.write("nothing to remove\n");
+  const released = await releaseHarnessClaims(cluster, await listHarnessClaims(cluster, workspace));
+  for (const c of released) {
+    const what = `released claim ${cluster.namespace}/${c.claim} on the warm pool ${c.pool} with its pod ${c.pod ?? "(none yet)"} (${c.workspace})`;
+    process.stdout.write(`${cell(what)}\n`);
+  }
+  if (removed.length + released.length === 0) process.stdout.write("nothing to remove\n");
   return 0;
 }

@@ -3,7 +3,8 @@
  * cluster in HARNESS_TEST_KUBECONFIG with agent-sandbox's controller running
  * (HARNESS_K8S_AGENT_SANDBOX=1 bash scripts/ensure-k8s.sh). A pre-warmed pod is claimed, runs the
  * commands as the workspace user, and the claim, its Sandbox and its pod are gone after stop (and
- * after the harness process died, at the next open); a pool
+ * after the harness process died, at the next open; `harness ps` lists it and `harness rm` releases
+ * it); a pool
  * whose template weakens harness's pod is refused in one line, before any workspace or command.
  */
 import { spawnSync } from "node:child_process";
@@ -30,6 +31,7 @@ import {
   TEST_NAMESPACE,
   testKubeconfig,
 } from "../support/kubernetes-available.js";
+import { runCli } from "../support/run-cli.js";
 import { makeWorkspace, TEST_UID } from "../support/workspace.js";
 
 const EXT = { group: "extensions.agents.x-k8s.io", version: "v1beta1", namespace: TEST_NAMESPACE };
@@ -290,6 +292,51 @@ describe.skipIf(skipKubernetes || noAgentSandbox !== undefined)(
           .core.deleteNamespacedPod({ name: orphanPod, namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 })
           .catch(() => {});
       }
+    });
+
+    it("harness ps lists the claimed pod with its pool, and harness rm releases claim, Sandbox and pod", async () => {
+      using ws = makeWorkspace();
+      using other = makeWorkspace();
+      const pool = await makePool(ws.path, 2);
+      const sandbox = await open(ws.path, pool);
+      const claimed = sandbox.podName;
+      const cli = (args: string[]) =>
+        runCli([...args, "--engine", "kubernetes"], {
+          env: { KUBECONFIG: testKubeconfig ?? "", HARNESS_NAMESPACE: TEST_NAMESPACE },
+        });
+      try {
+        const ps = await cli(["ps"]);
+        expect(ps.code).toBe(0);
+        const row = ps.stdout.split("\n").find((line) => line.startsWith(`${claimed} `)) ?? "";
+        expect(row).toMatch(new RegExp(`Running, claimed from ${pool} \\(harness-claim-[0-9a-f]+\\)`));
+        expect(row).toContain(ws.path);
+
+        // Another workspace's rm leaves the claim alone; this workspace's releases it.
+        expect((await cli(["rm", "--workspace", other.path])).stdout).not.toContain(claimed);
+        expect(await claimsOn(pool)).toHaveLength(1);
+        const rm = await cli(["rm", "--workspace", ws.path]);
+        expect(rm.code).toBe(0);
+        expect(rm.stdout).toMatch(
+          new RegExp(
+            `released claim ${TEST_NAMESPACE}/harness-claim-[0-9a-f]+ on the warm pool ${pool} with its pod ${claimed}`,
+          ),
+        );
+        expect(await claimsOn(pool)).toEqual([]);
+        expect(
+          await gone(() =>
+            custom().getNamespacedCustomObject({ ...CORE, plural: "sandboxes", name: claimed }),
+          ),
+        ).toBe(true);
+        await waitFor(
+          `pod ${claimed} gone`,
+          () => gone(() => cluster().core.readNamespacedPod({ name: claimed, namespace: TEST_NAMESPACE })),
+          60,
+        );
+      } finally {
+        // What rm released is gone already: the stop's release finds nothing and is fine with that.
+        await sandbox.stop();
+      }
+      expect((await cli(["ps"])).stdout).not.toContain(claimed);
     });
 
     const weakenings: [string, Weaken, RegExp][] = [

@@ -8,13 +8,9 @@ import { ConfigError } from "../../../errors.js";
 import type { Cluster } from "../api/kube-client.js";
 import { readPod } from "../pod/pod-lifecycle.js";
 import { type PodSettings, podManifest } from "../pod/pod-spec.js";
+import { releaseOrphanedClaims } from "./claim-registry.js";
 import { hardeningDifference } from "./pod-hardening.js";
-import {
-  claimFromWarmPool,
-  releaseClaim,
-  releaseOrphanedClaims,
-  type WarmPoolClaim,
-} from "./warm-pool-claim.js";
+import { claimFromWarmPool, releaseClaim, type WarmPoolClaim } from "./warm-pool-claim.js";
 
 export async function claimHardenedPod(
   cluster: Cluster,
@@ -25,7 +21,7 @@ export async function claimHardenedPod(
   const name = `harness-claim-${randomBytes(5).toString("hex")}`;
   // Claims a harness process on this machine left when it died go first, as its pods do.
   await releaseOrphanedClaims(cluster);
-  const claim = await claimFromWarmPool(cluster, pool, name, deadlineMs);
+  const claim = await claimFromWarmPool(cluster, { pool, name, workspace: settings.workspace }, deadlineMs);
   const podName = claim.pod ?? claim.sandbox ?? name;
   try {
     const pod = await readPod(cluster, podName);

@@ -21,15 +21,14 @@ import {
   LABEL_OWNER_PID_NS,
 } from "../../docker/container/labels.js";
 import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
-import { isOrphanedCopy } from "../../docker/isolation/orphaned-copies.js";
 import { apiMessage, apiStatus, type Cluster } from "../api/kube-client.js";
 import { deletePod } from "../pod/pod-lifecycle.js";
-import { LABEL_ISOLATION, LABEL_MANAGED } from "../pod/pod-spec.js";
+import { ANNOTATION_WORKSPACE, LABEL_MANAGED, LABEL_WORKSPACE_HASH, workspaceHash } from "../pod/pod-spec.js";
 
 const log = createDebug("harness:kubernetes");
 
-const GROUP = "extensions.agents.x-k8s.io";
-const VERSION = "v1beta1";
+export const GROUP = "extensions.agents.x-k8s.io";
+export const VERSION = "v1beta1";
 const SANDBOX_GROUP = "agents.x-k8s.io";
 const POD_NAME_ANNOTATION = "agents.x-k8s.io/pod-name";
 const POLL_MS = 100;
@@ -44,8 +43,8 @@ export interface WarmPoolClaim {
   pod?: string | undefined;
 }
 
-interface ClaimObject {
-  metadata?: { name?: string; annotations?: Record<string, string> };
+export interface ClaimObject {
+  metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: { warmPoolRef?: { name?: string } };
   status?: {
     sandbox?: { name?: string };
@@ -64,7 +63,7 @@ function ownerAnnotations(): Record<string, string> {
   };
 }
 
-function customObjects(cluster: Cluster): CustomObjectsApi {
+export function customObjects(cluster: Cluster): CustomObjectsApi {
   return cluster.kc.makeApiClient(CustomObjectsApi);
 }
 
@@ -91,15 +90,17 @@ async function checkPool(api: CustomObjectsApi, cluster: Cluster, pool: string):
 }
 
 /**
- * Claims a sandbox from `pool` and waits until the controller has given one whose pod runs (or the
- * deadline). The claim is released again if it fails. `name` is the claim's name.
+ * Claims a sandbox from `pool` for `workspace` and waits until the controller has given one whose
+ * pod runs (or the deadline). The claim is released again if it fails. `name` is the claim's name.
+ * The claim carries the workspace as harness's pods do (a label of its hash for `harness rm
+ * --workspace`, the path for `harness ps`): the pool's pods are the template's, without them.
  */
 export async function claimFromWarmPool(
   cluster: Cluster,
-  pool: string,
-  name: string,
+  claimed: { pool: string; name: string; workspace: string },
   deadlineMs: number,
 ): Promise<WarmPoolClaim> {
+  const { pool, name, workspace } = claimed;
   const api = customObjects(cluster);
   await checkPool(api, cluster, pool);
   const claim: WarmPoolClaim = { pool, claim: name };
@@ -115,8 +116,12 @@ export async function claimFromWarmPool(
         metadata: {
           name,
           namespace: cluster.namespace,
-          labels: { [LABEL_MANAGED]: "true", "app.kubernetes.io/managed-by": "harness" },
-          annotations: ownerAnnotations(),
+          labels: {
+            [LABEL_MANAGED]: "true",
+            [LABEL_WORKSPACE_HASH]: workspaceHash(workspace),
+            "app.kubernetes.io/managed-by": "harness",
+          },
+          annotations: { ...ownerAnnotations(), [ANNOTATION_WORKSPACE]: workspace },
         },
         spec: { warmPoolRef: { name: pool } },
       },
@@ -157,7 +162,7 @@ export async function claimFromWarmPool(
   }
 }
 
-async function sandboxPod(api: CustomObjectsApi, cluster: Cluster, sandbox: string): Promise<string> {
+export async function sandboxPod(api: CustomObjectsApi, cluster: Cluster, sandbox: string): Promise<string> {
   const object = (await api.getNamespacedCustomObject({
     group: SANDBOX_GROUP,
     version: VERSION,
@@ -190,45 +195,4 @@ export async function releaseClaim(cluster: Cluster, claim: WarmPoolClaim): Prom
   if (claim.sandbox !== undefined) await deleteObject(cluster, SANDBOX_GROUP, "sandboxes", claim.sandbox);
   if (claim.pod !== undefined) await deletePod(cluster, claim.pod);
   log("released claim %s", claim.claim);
-}
-
-/**
- * Releases harness's claims in the namespace whose harness process is gone (made on this machine by
- * a process that no longer runs: the judgement of Docker's orphaned copies). Best effort: a failure
- * is logged, never fatal. Returns the claims released.
- */
-export async function releaseOrphanedClaims(cluster: Cluster): Promise<string[]> {
-  const released: string[] = [];
-  try {
-    const api = customObjects(cluster);
-    const list = (await api.listNamespacedCustomObject({
-      group: GROUP,
-      version: VERSION,
-      namespace: cluster.namespace,
-      plural: "sandboxclaims",
-      labelSelector: `${LABEL_MANAGED}=true`,
-    })) as { items?: ClaimObject[] };
-    const here = ownerIdentity();
-    for (const item of list.items ?? []) {
-      const name = item.metadata?.name ?? "";
-      const owner = { ...(item.metadata?.annotations ?? {}), [LABEL_ISOLATION]: "copy" };
-      if (name === "" || !isOrphanedCopy(owner, here)) continue;
-      const sandbox = item.status?.sandbox?.name || undefined;
-      const pod =
-        sandbox === undefined ? undefined : await sandboxPod(api, cluster, sandbox).catch(() => sandbox);
-      log("releasing claim %s: its harness process is gone", name);
-      await releaseClaim(cluster, {
-        pool: item.spec?.warmPoolRef?.name ?? "",
-        claim: name,
-        sandbox,
-        pod,
-      }).then(
-        () => released.push(name),
-        (error: unknown) => log("%s", (error as Error).message),
-      );
-    }
-  } catch (error) {
-    log("looking for orphaned claims failed: %s", (error as Error).message);
-  }
-  return released;
 }

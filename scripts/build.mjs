@@ -25,7 +25,7 @@ await build({
   logLevel: "warning",
 });
 
-// The programs harness runs inside the container (src/sandbox/docker/program-text.ts) sit next to
+// The programs harness runs inside the container (src/sandbox/exec/program-text.ts) sit next to
 // the chunks, where `new URL("./NAME", import.meta.url)` finds them; their names must be unique.
 const programs = readdirSync("src", { recursive: true })
   .map(String)

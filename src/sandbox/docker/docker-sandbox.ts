@@ -7,6 +7,8 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.js";
 import { type ContainerLease, takeLease } from "../../state/container-leases.js";
+import { toExecResult } from "../exec/exec-outcome.js";
+import type { ExecOutcome, ExecRequest } from "../exec/exec-types.js";
 import { execRequest } from "../executor/exec-request.js";
 import type {
   CopiedWorkspace,
@@ -27,11 +29,11 @@ import { checkEgressNetwork, type DockerSandboxOptions } from "./docker-sandbox-
 import { RelayStartError } from "./egress/egress-relay.js";
 import { EgressSession } from "./egress/egress-session.js";
 import { runSimpleExec } from "./exec/exec-helper.js";
-import { neverStarted, toExecResult } from "./exec/exec-outcome.js";
 import { ExecutorSlot } from "./executor/executor-slot.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation/isolation.js";
-import { type ExecOutcome, type ExecRequest, runDockerExec } from "./per-call/docker-exec.js";
+import { runDockerExec } from "./per-call/docker-exec.js";
+import { neverStarted } from "./per-call/exec-end-report.js";
 import { PortPublisher } from "./publish/port-publisher.js";
 
 const log = createDebug("harness:docker");

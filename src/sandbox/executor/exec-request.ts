@@ -3,7 +3,7 @@
  * engine: where it runs and starts, its timeout and signal, and the output and kill limits from
  * the sandbox's options, else the defaults.
  */
-import type { ExecRequest } from "../docker/per-call/docker-exec.js";
+import type { ExecRequest } from "../exec/exec-types.js";
 import type { ExecOptions } from "../sandbox.js";
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 

@@ -5,9 +5,9 @@
  */
 import type { Readable } from "node:stream";
 import createDebug from "debug";
-import type { StreamName } from "../docker/exec/demux.js";
-import { OutputBuffer } from "../docker/exec/output-buffer.js";
-import { deliverChunk, OutputFlow } from "../docker/exec/output-flow.js";
+import type { StreamName } from "../exec/exec-types.js";
+import { OutputBuffer } from "../exec/output-buffer.js";
+import { deliverChunk, OutputFlow } from "../exec/output-flow.js";
 import type { Frame } from "./executor-frames.js";
 import { FRAME } from "./executor-protocol.js";
 

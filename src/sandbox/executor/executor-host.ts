@@ -12,8 +12,8 @@
 import { randomBytes } from "node:crypto";
 import type { Readable } from "node:stream";
 import type { Debugger } from "debug";
-import { armKill } from "../docker/exec/exec-kill.js";
-import type { ExecOutcome, ExecRequest } from "../docker/per-call/docker-exec.js";
+import { armKill } from "../exec/arm-kill.js";
+import type { ExecOutcome, ExecRequest } from "../exec/exec-types.js";
 import { type CallEnd, type CallStarted, ExecutorCall } from "./executor-call.js";
 import { encodeFrame, type Frame, FrameDecoder } from "./executor-frames.js";
 import { executorSource, FRAME, NO_NONCE } from "./executor-protocol.js";

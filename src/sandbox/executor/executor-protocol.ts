@@ -3,7 +3,7 @@
  * its frames: 1 byte kind, 16 bytes nonce (ASCII hex), 4 bytes big-endian payload length, payload.
  * executor.py keeps its own copy of these (it is another language); a unit test checks both agree.
  */
-import { programText } from "../docker/exec/program-text.js";
+import { programText } from "../exec/program-text.js";
 
 /** The name it goes by in `ps`: the loader's first argument. */
 export const EXECUTOR_NAME = "harness-executor";

@@ -9,9 +9,9 @@ import { randomUUID } from "node:crypto";
 import createDebug from "debug";
 import { SandboxError } from "../../errors.js";
 import { planWorkspaceCopy } from "../copy/workspace-archive.js";
-import { toExecResult } from "../docker/exec/exec-outcome.js";
 import type { ShellIo } from "../docker/interactive-shell.js";
-import type { ExecOutcome, ExecRequest } from "../docker/per-call/docker-exec.js";
+import { toExecResult } from "../exec/exec-outcome.js";
+import type { ExecOutcome, ExecRequest } from "../exec/exec-types.js";
 import { execRequest } from "../executor/exec-request.js";
 import type {
   CopiedWorkspace,

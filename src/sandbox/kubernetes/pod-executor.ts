@@ -10,8 +10,8 @@
  */
 import type { Readable } from "node:stream";
 import createDebug from "debug";
-import { EXEC_TAG_VAR, killCommand } from "../docker/exec/exec-scripts.js";
-import type { ExecRequest } from "../docker/per-call/docker-exec.js";
+import { EXEC_TAG_VAR, killCommand } from "../exec/exec-scripts.js";
+import type { ExecRequest } from "../exec/exec-types.js";
 import type { CallStarted } from "../executor/executor-call.js";
 import { ExecutorHost } from "../executor/executor-host.js";
 import { EXECUTOR_LOADER, EXECUTOR_NAME } from "../executor/executor-protocol.js";

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { BlobStore } from "../../../src/checkpoints/blob-store.js";
 import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../../../src/checkpoints/checkpoint-types.js";
 import { takeEntriesSnapshot } from "../../../src/checkpoints/entries-snapshot.js";
-import { entriesOf } from "../../../src/sandbox/docker/isolation/workspace-entries.js";
+import { entriesOf } from "../../../src/sandbox/copy/archive-entries.js";
 import { type FixtureEntry, tarOf } from "../sandbox/tar-fixture.js";
 import { checkpointDirs } from "./checkpoints-fixture.js";
 

@@ -1,6 +1,6 @@
 /** PID 1 of the container (init.sh) and its health check (health.sh), both beside this file. */
-import { INIT_SLEEP_SECONDS } from "../exec/exec-scripts.js";
-import { programText } from "../exec/program-text.js";
+import { INIT_SLEEP_SECONDS } from "../../exec/exec-scripts.js";
+import { programText } from "../../exec/program-text.js";
 
 /** The container's command: PID 1, as harness's machinery (container-spec.ts MACHINERY_USER). */
 export function initCommand(): string[] {

@@ -5,12 +5,12 @@
 
 import { createHash } from "node:crypto";
 import type Docker from "dockerode";
+import { STATE_DIR } from "../../exec/exec-scripts.js";
 import { type ProtectedMount, protectedBindMounts } from "../../host/git/protected-paths.js";
 import type { IsolationKind } from "../../sandbox-request.js";
 import { parseUserIds } from "../../sandbox-user.js";
 import { EGRESS_MOUNT } from "../egress/egress-relay-script.js";
 import { DOCKER_ENGINE, type EngineSettings } from "../engine/engine-kind.js";
-import { STATE_DIR } from "../exec/exec-scripts.js";
 import { containerHealthCommand, initCommand } from "./container-scripts.js";
 import { seccompSecurityOpt } from "./seccomp-profile.js";
 

@@ -1,7 +1,7 @@
 /**
  * How the relay of allowlist mode (egress-relay.py, beside this file) is started, and what it says.
  */
-import { programText } from "../exec/program-text.js";
+import { programText } from "../../exec/program-text.js";
 
 /** Where the gateway's socket directory appears inside the container (read-only). */
 export const EGRESS_MOUNT = "/run/harness-egress";

@@ -9,10 +9,8 @@
  */
 import createDebug from "debug";
 import type Docker from "dockerode";
+import { INIT_CHILD } from "../../exec/exec-scripts.js";
 import type { BackgroundProcess } from "../../sandbox.js";
-import { INIT_CHILD } from "./exec-scripts.js";
-
-export type { BackgroundProcess };
 
 const log = createDebug("harness:exec");
 

@@ -4,7 +4,7 @@
  * Written here instead of docker-modem's `demuxStream` because that one never ends its destinations
  * and gives no say over when reading stops.
  */
-export type StreamName = "stdout" | "stderr";
+import type { StreamName } from "../../exec/exec-types.js";
 
 const HEADER_BYTES = 8;
 

@@ -7,15 +7,13 @@
  */
 import createDebug from "debug";
 import type Docker from "dockerode";
+import { killCommand } from "../../exec/exec-scripts.js";
 import type { CompletionReason } from "../per-call/exec-completion.js";
 import type { StartLineReader, WrapperStart } from "../per-call/start-line.js";
 import { runSimpleExec } from "./exec-helper.js";
-import { killCommand } from "./exec-scripts.js";
 
 const log = createDebug("harness:exec");
 
-/** The longest delay setTimeout honours. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** After a kill, how long to wait for the exec to wind down before giving up on its stream. */
 const AFTER_KILL_MS = 5000;
 /** How long a kill waits for the wrapper's start line when it has not arrived yet. */
@@ -104,29 +102,6 @@ export async function runKillScript(
   );
   const left = /left:(.*)/.exec(out)?.[1]?.trim() ?? "";
   return left ? left.split(/\s+/) : [];
-}
-
-/** Why a command is being killed. */
-export type KillCause = "timeout" | "cancel";
-
-/**
- * Calls `kill` once the timeout passes or `signal` aborts (at once if it already has); the returned
- * function disarms both.
- */
-export function armKill(
-  timeoutMs: number,
-  signal: AbortSignal | undefined,
-  kill: (cause: KillCause) => void,
-): () => void {
-  // setTimeout fires at once for delays past 2^31-1 ms (~24.8 days): cap instead of overflowing.
-  const timer = setTimeout(() => kill("timeout"), Math.min(timeoutMs, MAX_TIMER_MS));
-  const onAbort = () => kill("cancel");
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener("abort", onAbort, { once: true });
-  return () => {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onAbort);
-  };
 }
 
 /** The killer's pid and start-time arguments; empty strings when the wrapper never said. */

@@ -12,6 +12,8 @@
 import type { Duplex, Readable } from "node:stream";
 import createDebug from "debug";
 import type Docker from "dockerode";
+import { EXEC_TAG_VAR } from "../../exec/exec-scripts.js";
+import type { ExecOutcome, ExecRequest } from "../../exec/exec-types.js";
 import type { CallStarted } from "../../executor/executor-call.js";
 import { ExecutorHost } from "../../executor/executor-host.js";
 import { EXECUTOR_LOADER, EXECUTOR_NAME } from "../../executor/executor-protocol.js";
@@ -19,9 +21,7 @@ import { listBackgroundProcesses } from "../exec/background-processes.js";
 import { Demuxer } from "../exec/demux.js";
 import { runSimpleExec } from "../exec/exec-helper.js";
 import { runKillScript } from "../exec/exec-kill.js";
-import { EXEC_TAG_VAR } from "../exec/exec-scripts.js";
 import { startExec } from "../exec/exec-start.js";
-import type { ExecOutcome, ExecRequest } from "../per-call/docker-exec.js";
 
 export type { NotRun } from "../../executor/executor-host.js";
 

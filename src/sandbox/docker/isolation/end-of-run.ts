@@ -1,10 +1,10 @@
 /** What happens to a bind-mode sandbox's processes when a run ends. */
 import createDebug from "debug";
 import type Docker from "dockerode";
+import { INIT_CHILD } from "../../exec/exec-scripts.js";
 import { parseUserIds } from "../../sandbox-user.js";
 import { dockerStatus } from "../exec/docker-errors.js";
 import { runSimpleExec } from "../exec/exec-helper.js";
-import { INIT_CHILD } from "../exec/exec-scripts.js";
 
 const log = createDebug("harness:docker");
 

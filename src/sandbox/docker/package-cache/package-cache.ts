@@ -11,11 +11,11 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { SandboxError } from "../../../errors.js";
 import { harnessStateDir } from "../../../state/state-dir.js";
+import { programText } from "../../exec/program-text.js";
 import { parseUserIds } from "../../sandbox-user.js";
 import { seccompSecurityOpt } from "../container/seccomp-profile.js";
 import { Demuxer } from "../exec/demux.js";
 import { sandboxError } from "../exec/docker-errors.js";
-import { programText } from "../exec/program-text.js";
 import { ensurePackageCacheVolume, KEEPER_LABEL_VALUE, LABEL_PACKAGE_CACHE } from "./package-cache-volume.js";
 
 const log = createDebug("harness:package-cache");

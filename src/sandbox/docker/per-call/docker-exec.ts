@@ -7,64 +7,18 @@
 import { randomBytes } from "node:crypto";
 import createDebug from "debug";
 import type Docker from "dockerode";
-import { type BackgroundProcess, listBackgroundProcesses } from "../exec/background-processes.js";
-import type { StreamName } from "../exec/demux.js";
-import { armKill, ExecKill } from "../exec/exec-kill.js";
-import { EXEC_TAG_VAR } from "../exec/exec-scripts.js";
+import { armKill } from "../../exec/arm-kill.js";
+import { EXEC_TAG_VAR } from "../../exec/exec-scripts.js";
+import type { ExecOutcome, ExecRequest } from "../../exec/exec-types.js";
+import { listBackgroundProcesses } from "../exec/background-processes.js";
+import { ExecKill } from "../exec/exec-kill.js";
 import { startExec } from "../exec/exec-start.js";
-import type { OutputBuffer } from "../exec/output-buffer.js";
 import { connectionLost, watchCompletion } from "./exec-completion.js";
 import { readCommandEnd } from "./exec-end-report.js";
 import { AttachStreamOutput } from "./exec-output.js";
 import { wrapperCommand } from "./wrapper-script.js";
 
 const log = createDebug("harness:exec");
-
-export interface ExecRequest {
-  command: string;
-  /** "uid:gid" the command runs as. */
-  user: string;
-  /** The workspace path in the container: the fallback when `startDir` is gone or unusable. */
-  workdir: string;
-  /** Where the command starts: the cwd the previous command left, kept by the caller. */
-  startDir: string;
-  timeoutMs: number;
-  signal?: AbortSignal | undefined;
-  /** As `ExecOptions.onOutput`: a returned promise pauses reading until it settles. */
-  onOutput?: ((stream: StreamName, chunk: Buffer) => void | Promise<void>) | undefined;
-  headBytes: number;
-  tailBytes: number;
-  /** Seconds between TERM and KILL. */
-  killGraceSeconds: number;
-  /** How long creating and starting the exec may take. Default 30 s. */
-  startDeadlineMs?: number;
-  /** `KEY=value` entries added to the command's environment (allowlist mode's proxy variables). */
-  env?: readonly string[] | undefined;
-}
-
-export interface ExecOutcome {
-  stdout: OutputBuffer;
-  stderr: OutputBuffer;
-  /** From the marker, else from ExecInspect; undefined if neither said. */
-  exitCode: number | undefined;
-  /** OOM kills the memory cgroup counted while the command ran (0 when unknown). */
-  oomKills: number;
-  /** The cwd the command left behind, when the wrapper lived to report it. */
-  endCwd: string | undefined;
-  timedOut: boolean;
-  canceled: boolean;
-  /** The kill exec itself failed (e.g. the pid limit is exhausted): the container needs a restart. */
-  killFailed: boolean;
-  /** Processes still carrying the command's tag after the kill (pids), e.g. in another session. */
-  survivors: string[];
-  /** The wrapper never reported: its process was killed from outside (e.g. `kill -9 -1`). */
-  wrapperLost: boolean;
-  /** How many processes the wrapper's end marker says still run in the background (0 without a marker). */
-  backgroundCount: number;
-  /** Those jobs as the engine lists them (`docker top`), asked only when the count is nonzero. */
-  background: BackgroundProcess[];
-  durationMs: number;
-}
 
 /** How long creating and starting an exec may take before the engine counts as wedged. */
 const START_DEADLINE_MS = 30_000;

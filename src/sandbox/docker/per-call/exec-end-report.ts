@@ -4,6 +4,7 @@
  * got there first) only ExecInspect's exit code is left, and nothing about OOM kills or the cwd.
  */
 import type Docker from "dockerode";
+import type { ExecOutcome } from "../../exec/exec-types.js";
 
 export interface CommandEnd {
   /** From the marker, else from ExecInspect; undefined if neither said. */
@@ -54,4 +55,17 @@ function validCode(code: number | undefined): number | undefined {
 /** The end cwd the command's shell reported: the command controls it, so only a sane absolute path. */
 function plausibleCwd(path: string): string | undefined {
   return path.startsWith("/") && path.length <= 4096 ? path : undefined;
+}
+
+/**
+ * True when the wrapper died before starting the command, so running it again cannot repeat any of
+ * its effects: runc failed to exec (exit 126, e.g. no pids left), or the wrapper's own fork failed
+ * (dash prints "harness-exec: N: Cannot fork", naming the wrapper's $0, and exits 2; the wrapper
+ * forks only before the command).
+ */
+export function neverStarted(o: ExecOutcome): boolean {
+  if (!o.wrapperLost) return false;
+  const output = `${o.stdout.toString()}\n${o.stderr.toString()}`;
+  if (o.exitCode === 126 && /OCI runtime exec failed/.test(output)) return true;
+  return o.exitCode === 2 && /^harness-exec: \d+: Cannot fork$/m.test(o.stderr.toString());
 }

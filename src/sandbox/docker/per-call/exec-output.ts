@@ -4,9 +4,10 @@
  * rest kept (head and tail) and handed to the caller's `onOutput`, whose pending promises pause the
  * stream (`OutputFlow`). Neither the start line nor a marker reaches the caller as output.
  */
-import { Demuxer, type StreamName } from "../exec/demux.js";
-import { OutputBuffer } from "../exec/output-buffer.js";
-import { deliverChunk, OutputFlow } from "../exec/output-flow.js";
+import type { StreamName } from "../../exec/exec-types.js";
+import { OutputBuffer } from "../../exec/output-buffer.js";
+import { deliverChunk, OutputFlow } from "../../exec/output-flow.js";
+import { Demuxer } from "../exec/demux.js";
 import { EndMarkerScanner } from "./end-marker.js";
 import { StartLineReader } from "./start-line.js";
 import { MARKER_LEAD, START_LEAD } from "./wrapper-script.js";

@@ -1,5 +1,5 @@
 /** How the per-call path's wrapper (wrapper.sh, beside this file) is started, and how it marks its output. */
-import { programText } from "../exec/program-text.js";
+import { programText } from "../../exec/program-text.js";
 
 /** Starts the marker line; `\x1e\x1f` never occurs in ordinary text output. */
 export const MARKER_LEAD = "\u001e\u001fHARNESS-END:";

@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # Runs one command on the per-call path (an image without python3): the exec's first process, as
 # the sandbox user. $1 nonce, $2 workspace dir (fallback), $3 command, $4 start dir, $5 and $6 the
-# leads of its start line and end markers (exec-scripts.ts START_LEAD, MARKER_LEAD).
+# leads of its start line and end markers (wrapper-script.ts START_LEAD, MARKER_LEAD).
 # - first, before the command exists, one start line goes to stdout: nonce, the wrapper's pid and its
 #   start time (/proc/$$/stat field 22). The host takes the first line of stdout for it, and hands
 #   both to the killer; nothing the command can write is read back.

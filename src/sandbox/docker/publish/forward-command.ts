@@ -1,7 +1,7 @@
 /**
  * How the forwarder of one published-port connection (port-forward.py, beside this file) is started.
  */
-import { programText } from "../exec/program-text.js";
+import { programText } from "../../exec/program-text.js";
 
 /** What the forwarder says on stderr, and its exit status, when nothing listens on the port. */
 export const NOTHING_LISTENING_STATUS = 2;

@@ -4,7 +4,7 @@
  * the exec API cannot name a user.
  */
 import { PassThrough, type Readable } from "node:stream";
-import { programText } from "../../docker/exec/program-text.js";
+import { programText } from "../../exec/program-text.js";
 import { parseUserIds } from "../../sandbox-user.js";
 import { openPodExec, type PodExecEnd, type PodTarget } from "./pod-exec.js";
 

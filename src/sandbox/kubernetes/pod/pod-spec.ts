@@ -32,9 +32,9 @@ import {
   LABEL_OWNER_PID,
   LABEL_OWNER_PID_NS,
 } from "../../docker/container/labels.js";
-import { STATE_DIR } from "../../docker/exec/exec-scripts.js";
-import { programText } from "../../docker/exec/program-text.js";
 import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
+import { STATE_DIR } from "../../exec/exec-scripts.js";
+import { programText } from "../../exec/program-text.js";
 import { parseUserIds } from "../../sandbox-user.js";
 
 /** The container commands run in; exec targets it by name. */

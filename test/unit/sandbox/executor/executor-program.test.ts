@@ -7,7 +7,7 @@
 import { type ChildProcessWithoutNullStreams, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { EXEC_TAG_VAR } from "../../../../src/sandbox/docker/exec/exec-scripts.js";
+import { EXEC_TAG_VAR } from "../../../../src/sandbox/exec/exec-scripts.js";
 import { encodeFrame, type Frame, FrameDecoder } from "../../../../src/sandbox/executor/executor-frames.js";
 import {
   EXECUTOR_LOADER,

@@ -6,7 +6,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { connect, type Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { programText } from "../../../../src/sandbox/docker/exec/program-text.js";
+import { programText } from "../../../../src/sandbox/exec/program-text.js";
 import {
   ackPayload,
   encodeMux,

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { programText } from "../../../../src/sandbox/docker/exec/program-text.js";
+import { programText } from "../../../../src/sandbox/exec/program-text.js";
 import { asUser } from "../../../../src/sandbox/kubernetes/api/pod-command.js";
 
 const setupScript = programText(

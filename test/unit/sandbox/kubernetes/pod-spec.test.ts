@@ -1,7 +1,7 @@
 import type { V1PodSpec } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { HOME_DIR, MACHINERY_CAPS } from "../../../../src/sandbox/docker/container/container-spec.js";
-import { STATE_DIR } from "../../../../src/sandbox/docker/exec/exec-scripts.js";
+import { STATE_DIR } from "../../../../src/sandbox/exec/exec-scripts.js";
 import {
   ANNOTATION_WORKSPACE,
   LABEL_MANAGED,

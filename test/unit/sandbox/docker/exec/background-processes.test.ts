@@ -4,8 +4,8 @@ import {
   listBackgroundProcesses,
   type TopResult,
 } from "../../../../../src/sandbox/docker/exec/background-processes.js";
-import { INIT_CHILD } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
 import { runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
+import { INIT_CHILD } from "../../../../../src/sandbox/exec/exec-scripts.js";
 import { execRequest, FakeContainer } from "./fake-docker.js";
 
 const TITLES = ["PID", "PPID", "RUID", "STAT", "ELAPSED", "COMMAND"];

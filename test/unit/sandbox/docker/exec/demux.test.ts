@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { Demuxer, type StreamName } from "../../../../../src/sandbox/docker/exec/demux.js";
+import { Demuxer } from "../../../../../src/sandbox/docker/exec/demux.js";
+import type { StreamName } from "../../../../../src/sandbox/exec/exec-types.js";
 import { frame } from "./fake-docker.js";
 
 interface Frame {

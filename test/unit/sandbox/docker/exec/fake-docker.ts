@@ -6,8 +6,8 @@
  */
 import { PassThrough } from "node:stream";
 import type Docker from "dockerode";
-import type { ExecRequest } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
 import { MARKER_LEAD, START_LEAD } from "../../../../../src/sandbox/docker/per-call/wrapper-script.js";
+import type { ExecRequest } from "../../../../../src/sandbox/exec/exec-types.js";
 
 /** One frame of Docker's attach stream: type byte, three zero bytes, big-endian length, payload. */
 export function frame(type: number, payload: string | Buffer): Buffer {
@@ -170,29 +170,6 @@ export class FakeContainer {
       inspect: async () => ({ ID: id, Running: false, ExitCode: plan.outcome === "ok" ? 0 : 126 }),
     };
   }
-}
-
-/** Deterministic pseudo-random numbers in [0, 1) (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** `data` cut into consecutive pieces of 1..maxSize bytes. */
-export function randomChunks(data: Buffer, random: () => number, maxSize: number): Buffer[] {
-  const chunks: Buffer[] = [];
-  for (let at = 0; at < data.length; ) {
-    const size = 1 + Math.floor(random() * maxSize);
-    chunks.push(data.subarray(at, at + size));
-    at += size;
-  }
-  return chunks;
 }
 
 /** An exec request with small buffers and a long timeout; tests override what they exercise. */

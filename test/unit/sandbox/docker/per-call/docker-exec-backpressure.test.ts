@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { type ExecRequest, runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
+import { runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
+import type { ExecRequest } from "../../../../../src/sandbox/exec/exec-types.js";
 import { execRequest, FakeContainer, type FakeRun } from "../exec/fake-docker.js";
 
 function request(overrides: Partial<ExecRequest> = {}): ExecRequest {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { runSimpleExec } from "../../../../../src/sandbox/docker/exec/exec-helper.js";
-import { killCommand } from "../../../../../src/sandbox/docker/exec/exec-scripts.js";
-import { type ExecRequest, runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
+import { runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
 import { MARKER_LEAD, START_LEAD } from "../../../../../src/sandbox/docker/per-call/wrapper-script.js";
+import { killCommand } from "../../../../../src/sandbox/exec/exec-scripts.js";
+import type { ExecRequest } from "../../../../../src/sandbox/exec/exec-types.js";
 import {
   execRequest,
   FAKE_WRAPPER_PID,

@@ -1,15 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { StreamName } from "../../../../../src/sandbox/docker/exec/demux.js";
-import { type ExecRequest, runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
+import { runDockerExec } from "../../../../../src/sandbox/docker/per-call/docker-exec.js";
 import { MARKER_LEAD, START_LEAD } from "../../../../../src/sandbox/docker/per-call/wrapper-script.js";
-import {
-  execRequest,
-  FakeContainer,
-  type FakeRun,
-  frame,
-  randomChunks,
-  seededRandom,
-} from "../exec/fake-docker.js";
+import type { ExecRequest, StreamName } from "../../../../../src/sandbox/exec/exec-types.js";
+import { randomChunks, seededRandom } from "../../exec/random-chunks.js";
+import { execRequest, FakeContainer, type FakeRun, frame } from "../exec/fake-docker.js";
 
 function request(overrides: Partial<ExecRequest> = {}): ExecRequest {
   return execRequest({ command: "make test", killGraceSeconds: 2, ...overrides });

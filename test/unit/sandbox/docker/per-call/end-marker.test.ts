@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { EndMarkerScanner } from "../../../../../src/sandbox/docker/per-call/end-marker.js";
 import { MARKER_LEAD } from "../../../../../src/sandbox/docker/per-call/wrapper-script.js";
-import { randomChunks, seededRandom } from "../exec/fake-docker.js";
+import { randomChunks, seededRandom } from "../../exec/random-chunks.js";
 
 const NONCE = "0123456789abcdef";
 /** The stdout scanner's prefix, as runDockerExec builds it. */

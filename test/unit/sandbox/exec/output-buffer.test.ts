@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { OutputBuffer } from "../../../../../src/sandbox/docker/exec/output-buffer.js";
-import { randomChunks, seededRandom } from "./fake-docker.js";
+import { OutputBuffer } from "../../../../src/sandbox/exec/output-buffer.js";
+import { randomChunks, seededRandom } from "./random-chunks.js";
 
 function written(headBytes: number, tailBytes: number, chunks: Array<string | Buffer>): OutputBuffer {
   const buffer = new OutputBuffer(headBytes, tailBytes);

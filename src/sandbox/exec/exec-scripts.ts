@@ -1,17 +1,18 @@
 /**
- * What the machinery's small sh programs share: the command tag, PID 1's child, the state tmpfs, and
- * the kill program (kill.sh, beside this file; the per-call wrapper is per-call/wrapper-script.ts,
- * PID 1 and the health check container/container-scripts.ts). They use shell builtins where they
- * can (each fork costs ~3 ms) and need nothing but /bin/sh, so `--image` works with any image; the
- * constants they need come as arguments.
+ * What the machinery's small sh programs share, on every engine: the command tag, PID 1's child, the
+ * state tmpfs, and the kill program (kill.sh, beside this file; Docker's per-call wrapper is
+ * ../docker/per-call/wrapper-script.ts, PID 1 and the health check
+ * ../docker/container/container-scripts.ts). They use shell builtins where they can (each fork costs
+ * ~3 ms) and need nothing but /bin/sh, so `--image` works with any image; the constants they need
+ * come as arguments.
  */
 import { programText } from "./program-text.js";
 
 /**
- * A tiny tmpfs every container mounts (container-spec.ts). harness keeps no state in it: all of it
- * is writable by the command, so a fifo, link or garbage planted there would hang or steer whatever
- * read it. The start directory and the wrapper's pid and start time are kept on the host and passed
- * as arguments.
+ * A tiny tmpfs every sandbox mounts (Docker's container-spec.ts, the pod's pod-spec.ts). harness
+ * keeps no state in it: all of it is writable by the command, so a fifo, link or garbage planted
+ * there would hang or steer whatever read it. The start directory and the wrapper's pid and start
+ * time are kept on the host and passed as arguments.
  */
 export const STATE_DIR = "/run/harness";
 

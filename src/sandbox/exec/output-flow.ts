@@ -14,7 +14,7 @@
  */
 import type { Readable } from "node:stream";
 import createDebug from "debug";
-import type { StreamName } from "./demux.js";
+import type { StreamName } from "./exec-types.js";
 import type { OutputBuffer } from "./output-buffer.js";
 
 const log = createDebug("harness:exec");

@@ -1,7 +1,7 @@
 /** From what an exec did (`ExecOutcome`) to what the caller gets (`ExecResult`). */
 
-import type { ExecResult } from "../../sandbox.js";
-import type { ExecOutcome } from "../per-call/docker-exec.js";
+import type { ExecResult } from "../sandbox.js";
+import type { ExecOutcome } from "./exec-types.js";
 
 export interface ResultContext {
   /** The timeout the command ran with. */
@@ -49,17 +49,4 @@ export function toExecResult(command: string, o: ExecOutcome, context: ResultCon
     notices,
     ...(o.background.length > 0 ? { background: o.background } : {}),
   };
-}
-
-/**
- * True when the wrapper died before starting the command, so running it again cannot repeat any of
- * its effects: runc failed to exec (exit 126, e.g. no pids left), or the wrapper's own fork failed
- * (dash prints "harness-exec: N: Cannot fork", naming the wrapper's $0, and exits 2; the wrapper
- * forks only before the command).
- */
-export function neverStarted(o: ExecOutcome): boolean {
-  if (!o.wrapperLost) return false;
-  const output = `${o.stdout.toString()}\n${o.stderr.toString()}`;
-  if (o.exitCode === 126 && /OCI runtime exec failed/.test(output)) return true;
-  return o.exitCode === 2 && /^harness-exec: \d+: Cannot fork$/m.test(o.stderr.toString());
 }

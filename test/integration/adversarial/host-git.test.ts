@@ -13,6 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import Docker from "dockerode";
 import { afterAll, describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { copyOf } from "../../support/copied.js";
@@ -142,6 +143,29 @@ describe.skipIf(skipDocker)("adversarial: making the host's git run a command", 
     expect(applied.written).toEqual(["notes.txt"]);
     expect(applied.refused.map((r) => r.path)).toEqual(["githooks/pre-commit"]);
     expect(existsSync(join(ws.path, "githooks/pre-commit"))).toBe(false);
+  });
+
+  it("copy mode reads .git/config's hooks directory after the bind-mode sandboxes of the workspace are stopped", async () => {
+    using ws = makeWorkspace();
+    hostGit(ws.path, ["-c", "init.defaultBranch=main", "init", "-q"]);
+    chownAll(ws.path);
+    // A bind-mode sandbox of this workspace run with --no-protect may write .git/config until the
+    // moment it is stopped: its last write names a hooks directory the copy's changes fill. The
+    // engine client below makes that write when apply looks for sandboxes to stop.
+    let armed = false;
+    const engine = new Docker();
+    const listContainers = engine.listContainers.bind(engine);
+    engine.listContainers = ((options: Docker.ContainerListOptions) => {
+      if (armed) writeFileSync(join(ws.path, ".git/config"), "[core]\n\thooksPath = late-hooks\n");
+      return listContainers(options);
+    }) as typeof engine.listContainers;
+    await using sandbox = await DockerSandbox.open({ workspace: ws.path, isolation: "copy", docker: engine });
+    await sandbox.exec("mkdir late-hooks && printf '#!/bin/sh\\ntouch RAN\\n' > late-hooks/pre-commit");
+    const changes = await copyOf(sandbox).exportChanges();
+    armed = true;
+    const applied = await copyOf(sandbox).applyChanges(changes);
+    expect(applied.refused.map((r) => r.path)).toContain("late-hooks/pre-commit");
+    expect(existsSync(join(ws.path, "late-hooks/pre-commit"))).toBe(false);
   });
 
   it("moves aside every way it planted what git would run, after ending the run's background processes", async () => {

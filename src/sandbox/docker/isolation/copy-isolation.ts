@@ -101,9 +101,11 @@ export class CopyIsolation implements Isolation, CopiedWorkspace {
   }
 
   async applyChanges(reviewed: WorkspaceChanges): Promise<ApplyResult> {
-    // The host's .git/config may name a hooks directory or an included config in the work tree.
-    const refusePath = await workspaceRefusal(this.plan.root, this.options.protect);
+    // The host's .git/config may name a hooks directory or an included config in the work tree. It
+    // is read once no bind-mode sandbox of the workspace runs: one run with --no-protect could
+    // still rewrite it between the read and its stop.
     await stopSharing(this.docker, this.plan.root, this.options.onProgress);
+    const refusePath = await workspaceRefusal(this.plan.root, this.options.protect);
     const archive = dockerArchive(this.started(), this.workdir);
     return applyCopyChanges(this.plan, archive, reviewed, refusePath);
   }

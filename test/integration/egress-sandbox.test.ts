@@ -36,6 +36,31 @@ async function relayProcesses(containerId: string): Promise<string[]> {
     .filter((line) => line.includes("/run/harness-egress"));
 }
 
+/**
+ * Waits until the engine has seen every relay exec of the container end. A kill's own exec can be
+ * reported done before the relay's exit reaches the engine (both are the shim's events); until it
+ * does, the engine still says the relay runs, and harness rightly uses it.
+ */
+async function relayExecsEnded(containerId: string): Promise<void> {
+  const docker = new Docker();
+  const until = Date.now() + 10_000;
+  for (;;) {
+    const ids = (await docker.getContainer(containerId).inspect()).ExecIDs ?? [];
+    const running = await Promise.all(
+      ids.map(async (id) => {
+        const info = await docker
+          .getExec(id)
+          .inspect()
+          .catch(() => undefined);
+        return info?.Running === true && JSON.stringify(info.ProcessConfig).includes("/run/harness-egress");
+      }),
+    );
+    if (!running.includes(true)) return;
+    if (Date.now() > until) throw new Error("the engine still reports the relay running 10 s after its kill");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe.skipIf(skipDocker)("allowlist mode through the sandbox", () => {
   const shared = useOrigins();
   let origin: Origin;
@@ -124,6 +149,7 @@ python3 -c "import ssl; print(ssl.get_server_certificate(('${ORIGIN}', ${tlsOrig
     // Ended from outside (as root, as the kernel's OOM killer might): the next command starts it again.
     const relayKill = `for d in /proc/[0-9]*; do [ "\${d#/proc/}" = $$ ] && continue; case "$(tr '\\0' ' ' < $d/cmdline 2>/dev/null)" in */run/harness-egress/*) kill -9 \${d#/proc/} ;; esac; done; true`;
     await runSimpleExec(new Docker().getContainer(sandbox.containerId), ["/bin/sh", "-c", relayKill], "0:0");
+    await relayExecsEnded(sandbox.containerId);
     const again = await sandbox.exec(pythonGet(`http://${ORIGIN}:${origin.port}/after-restart`));
     expect(again.notices).toEqual([expect.stringContaining("network relay had stopped")]);
     expect(again.stdout).toBe("STATUS 200\norigin-ok /after-restart\n");

@@ -1,8 +1,9 @@
 /**
  * What the shared half of `--publish` needs from an engine: one exec of the forwarder
  * (port-forward.py, started by `forwardCommand`) as the sandbox user, whose stdin, stdout and end it
- * can use. Docker opens it through its engine (`../docker/publish/`); the listener, the copying both
- * ways and the records are not the engine's.
+ * can use. Docker opens it through its engine (`../docker/publish/`), Kubernetes through the pod's
+ * exec API (`../kubernetes/pod-forwarder.ts`); the listener, the copying both ways and the records
+ * are the same on both.
  */
 
 /** How a forwarder's exec ended. */

@@ -2,7 +2,7 @@
  * `--publish PORT[:HOSTPORT]`: a listener on the host's 127.0.0.1:HOSTPORT per published port, for
  * as long as the sandbox is open. Each accepted connection is carried into the sandbox by its own
  * forwarder exec (forward-connection.ts, opened by the engine) to PORT on the sandbox's loopback: the
- * container keeps no interface but `lo`, and no engine port mapping. Only
+ * container or pod keeps no interface but `lo`, and no engine port mapping or port-forward. Only
  * loopback is bound on the host, and every connection is recorded when it ends (PublishMonitor).
  */
 import { createServer, type Server, type Socket } from "node:net";

@@ -6,7 +6,6 @@
  */
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
-import { get } from "node:http";
 import { type AddressInfo, connect, createServer } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
@@ -16,79 +15,17 @@ import { ConfigError } from "../../src/errors.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import type { PublishRecord } from "../../src/sandbox/sandbox.js";
 import { skipDocker } from "../support/docker-available.js";
+import {
+  accepts,
+  ECHO_SERVER,
+  exchange,
+  fetchBytes,
+  freePort,
+  patternBytes,
+  startInSandbox,
+  until,
+} from "../support/publish-client.js";
 import { makeWorkspace, TEST_UID } from "../support/workspace.js";
-
-/** A port nothing on the host listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** GETs `url`: status and body. */
-function fetchBytes(url: string): Promise<{ status: number; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    get(url, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-      res.on("error", reject);
-    }).on("error", reject);
-  });
-}
-
-/** Sends `data` on a raw TCP connection, half-closes, and collects everything that comes back. */
-function exchange(port: number, data: Buffer, host = "127.0.0.1"): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host, port }, () => socket.end(data));
-    const chunks: Buffer[] = [];
-    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-    socket.on("close", () => resolve(Buffer.concat(chunks)));
-    socket.on("error", reject);
-  });
-}
-
-/** Whether a TCP connection to host:port is accepted. */
-function accepts(port: number, host = "127.0.0.1"): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port }, () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.on("error", () => resolve(false));
-  });
-}
-
-async function until<T>(look: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 100; i++) {
-    const found = await look();
-    if (found !== undefined) return found;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
-
-/** Starts `server` in the sandbox's background and waits until its port accepts (inside). */
-async function startInSandbox(sandbox: DockerSandbox, server: string, port: number): Promise<void> {
-  await sandbox.exec(`nohup ${server} > /tmp/server-${port}.log 2>&1 &`);
-  const ready = await sandbox.exec(
-    `for i in $(seq 100); do (: > /dev/tcp/127.0.0.1/${port}) 2>/dev/null && exit 0; sleep 0.1; done; exit 1`,
-  );
-  expect(ready.exitCode).toBe(0);
-}
-
-const ECHO_SERVER = (port: number) =>
-  `python3 -c 'import socket
-s = socket.create_server(("127.0.0.1", ${port}))
-while True:
-    c, _ = s.accept()
-    while True:
-        d = c.recv(65536)
-        if not d: break
-        c.sendall(d)
-    c.close()'`;
 
 describe.skipIf(skipDocker)("published ports", { timeout: 180_000 }, () => {
   const ws = makeWorkspace();
@@ -131,8 +68,7 @@ describe.skipIf(skipDocker)("published ports", { timeout: 180_000 }, () => {
   });
 
   it("carries megabytes both ways, and the client's half-close", async () => {
-    const data = Buffer.alloc(3 * 1024 ** 2);
-    for (let i = 0; i < data.length; i++) data[i] = (i * 7919) % 251;
+    const data = patternBytes();
     const back = await exchange(echoHost, data);
     expect(back.length).toBe(data.length);
     let at = 0;

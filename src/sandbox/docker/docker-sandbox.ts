@@ -10,6 +10,7 @@ import { type ContainerLease, takeLease } from "../../state/container-leases.js"
 import { toExecResult } from "../exec/exec-outcome.js";
 import type { ExecOutcome, ExecRequest } from "../exec/exec-types.js";
 import { execRequest } from "../executor/exec-request.js";
+import { PortPublisher } from "../publish/port-publisher.js";
 import type {
   CopiedWorkspace,
   EgressMonitor,
@@ -34,7 +35,7 @@ import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation/isolation.js";
 import { runDockerExec } from "./per-call/docker-exec.js";
 import { neverStarted } from "./per-call/exec-end-report.js";
-import { PortPublisher } from "./publish/port-publisher.js";
+import { dockerForwarder } from "./publish/docker-forwarder.js";
 
 const log = createDebug("harness:docker");
 
@@ -211,8 +212,7 @@ export class DockerSandbox implements Sandbox {
   private async publish(requests: readonly PublishRequest[]): Promise<void> {
     try {
       this.publisher = await PortPublisher.start(requests, {
-        container: () => this.container,
-        user: this.settings.user,
+        open: dockerForwarder(() => this.container, this.settings.user),
       });
     } catch (error) {
       await this.stop().catch((stopError: unknown) => log("stop after a failed open: %s", stopError));

@@ -67,9 +67,4 @@ export function refuseUnsupported(options: KubernetesSandboxOptions): void {
       "--devcontainer is not available on --engine kubernetes yet: pass its image with --image",
     );
   }
-  if (options.publish !== undefined && options.publish.length > 0) {
-    throw new ConfigError(
-      "--publish is not available on --engine kubernetes yet (kubectl port-forward does it by hand)",
-    );
-  }
 }

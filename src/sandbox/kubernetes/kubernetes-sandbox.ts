@@ -13,11 +13,13 @@ import type { ShellIo } from "../docker/interactive-shell.js";
 import { toExecResult } from "../exec/exec-outcome.js";
 import type { ExecOutcome, ExecRequest } from "../exec/exec-types.js";
 import { execRequest } from "../executor/exec-request.js";
+import { PortPublisher } from "../publish/port-publisher.js";
 import type {
   CopiedWorkspace,
   EgressMonitor,
   ExecOptions,
   ExecResult,
+  PublishMonitor,
   Sandbox,
   SandboxDescription,
 } from "../sandbox.js";
@@ -35,6 +37,7 @@ import { removeOrphanedPods } from "./pod/pod-registry.js";
 import { type PodSettings, podManifest, podName, SANDBOX_CONTAINER } from "./pod/pod-spec.js";
 import { copyIntoPod, PodCopiedWorkspace } from "./pod-copy.js";
 import { PodExecutor } from "./pod-executor.js";
+import { podForwarder } from "./pod-forwarder.js";
 import { planPod } from "./pod-plan.js";
 import { runPodShell } from "./pod-shell.js";
 import { takeWarmPod } from "./warm-pod.js";
@@ -47,13 +50,14 @@ export { defaultPodImage };
 
 export class KubernetesSandbox implements Sandbox {
   readonly workdir: string;
-  readonly published = undefined;
   private fresh = true;
   private cwd: string;
   private stopped = false;
   private executor: PodExecutor | undefined;
   private starting: Promise<PodExecutor> | undefined;
   private readonly copied: PodCopiedWorkspace;
+  /** `--publish`: the host's listeners; undefined when nothing is published. */
+  private publisher: PortPublisher | undefined;
   /** Ends the pod: deletes it, or releases the warm pool's claim on it (--kube-warm-pool). */
   private release: () => Promise<void> = () => deletePod(this.cluster, this.target.pod);
 
@@ -109,6 +113,10 @@ export class KubernetesSandbox implements Sandbox {
 
   get egress(): EgressMonitor | undefined {
     return this.podEgress?.monitor;
+  }
+
+  get published(): PublishMonitor | undefined {
+    return this.publisher;
   }
 
   static async open(options: KubernetesSandboxOptions): Promise<KubernetesSandbox> {
@@ -169,6 +177,13 @@ export class KubernetesSandbox implements Sandbox {
       const failed = steps.find((step) => step.status === "rejected");
       if (failed) throw failed.reason;
       log("pod %s ready for %s (%d ms)", name, workspace, since());
+      // Last, as on Docker: a connection is only accepted once the pod can take it. Each
+      // connection's forwarder is an exec as the sandbox user; the pod gets no port of its own.
+      if (options.publish !== undefined && options.publish.length > 0) {
+        sandbox.publisher = await PortPublisher.start(options.publish, {
+          open: podForwarder(target, settings.user),
+        });
+      }
     } catch (error) {
       sandbox.stopped = true;
       await sandbox.executor?.close().catch(() => {});
@@ -304,11 +319,15 @@ export class KubernetesSandbox implements Sandbox {
     return runPodShell(this.target, this.settings.user, this.workdir, io, this.podEgress?.env());
   }
 
-  /** Ends the run, once: the executor, then the pod (and its copy) goes. */
+  /**
+   * Ends the run, once: the published ports' listeners and connections, the executor, then the pod
+   * (and its copy) goes.
+   */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     try {
+      await this.publisher?.close();
       await this.executor?.close().catch(() => {});
       this.podEgress?.closeMux();
       await this.release();

@@ -1,5 +1,5 @@
 """Runs one program as the sandbox user, for harness's helper execs in a pod (the copy in and out,
-the kill from outside): the Kubernetes exec API has no user field, so every exec starts as the
+the kill from outside, a published port's forwarder): the Kubernetes exec API has no user field, so every exec starts as the
 container's user (the machinery: root holding only CAP_SETUID and CAP_SETGID, pod-spec.ts).
 
 python3 -I -S -c RUN_AS UID GID PROGRAM ARGS...: drops the supplementary groups, then the gids, then

@@ -1,8 +1,9 @@
 """One connection of a published port (`--publish`), inside the sandbox (started by
-forward-connection.ts, one exec per connection, as the sandbox user). The container has no network
-but `lo`: this program connects to the server on the container's own 127.0.0.1:PORT and copies
-bytes between that socket and its stdin/stdout, which the host's listener carries over the exec's
-attach stream. It decides nothing and listens on nothing.
+forward-connection.ts, one exec per connection, as the sandbox user, on Docker or in a pod). The
+sandbox has no network but `lo`: this program connects to the server on its own 127.0.0.1:PORT and
+copies bytes between that socket and its stdin/stdout, which the host's listener carries over the
+exec's stream (Docker's attach stream, or the pod exec's WebSocket). It decides nothing and listens
+on nothing.
 
 Argument: PORT. Exit status 0 when either side ended the connection, 2 when nothing listens on the
 port (the reason on stderr). A half-close of the host's side (end of stdin) is passed on as one; the

@@ -1,7 +1,8 @@
 /**
- * How the forwarder of one published-port connection (port-forward.py, beside this file) is started.
+ * How the forwarder of one published-port connection (port-forward.py, beside this file) is started,
+ * on any engine: the argv of its exec, which the engine runs as the sandbox user.
  */
-import { programText } from "../../exec/program-text.js";
+import { programText } from "../exec/program-text.js";
 
 /** What the forwarder says on stderr, and its exit status, when nothing listens on the port. */
 export const NOTHING_LISTENING_STATUS = 2;

@@ -1,25 +1,23 @@
 /**
  * `--publish PORT[:HOSTPORT]`: a listener on the host's 127.0.0.1:HOSTPORT per published port, for
  * as long as the sandbox is open. Each accepted connection is carried into the sandbox by its own
- * forwarder exec (forward-connection.ts) to PORT on the container's loopback: the container keeps
- * `NetworkMode: none`, no interface but `lo`, and no engine port mapping. Only loopback is bound on
- * the host, and every connection is recorded when it ends (PublishMonitor).
+ * forwarder exec (forward-connection.ts, opened by the engine) to PORT on the sandbox's loopback: the
+ * container or pod keeps no interface but `lo`, and no engine port mapping or port-forward. Only
+ * loopback is bound on the host, and every connection is recorded when it ends (PublishMonitor).
  */
 import { createServer, type Server, type Socket } from "node:net";
 import createDebug from "debug";
-import type Docker from "dockerode";
-import { ConfigError } from "../../../errors.js";
-import type { PublishedPort, PublishMonitor, PublishRecord } from "../../sandbox.js";
-import { type PublishRequest, SANDBOX_DEFAULTS } from "../../sandbox-request.js";
+import { ConfigError } from "../../errors.js";
+import type { PublishedPort, PublishMonitor, PublishRecord } from "../sandbox.js";
+import { type PublishRequest, SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { forwardConnection } from "./forward-connection.js";
+import type { OpenForwarder } from "./forwarder-exec.js";
 
 const log = createDebug("harness:publish");
 
 export interface PublishTarget {
-  /** The sandbox's container now (a recovery may have replaced it since the listener started). */
-  container(): Docker.Container;
-  /** "uid:gid" the forwarder runs as: the sandbox user, never root. */
-  user: string;
+  /** How the engine starts one connection's forwarder, as the sandbox user (never root). */
+  open: OpenForwarder;
   /** Most connections open at once per port. Default `SANDBOX_DEFAULTS.publishMaxConnections`. */
   maxConnections?: number | undefined;
 }
@@ -70,7 +68,7 @@ export class PortPublisher implements PublishMonitor {
       const done =
         open >= max
           ? Promise.resolve({ bytesUp: 0, bytesDown: 0, error: `more than ${max} connections at once` })
-          : forwardConnection(socket, target.container(), target.user, request.port, this.closing.signal);
+          : forwardConnection(socket, target.open, request.port, this.closing.signal);
       if (open >= max) socket.destroy();
       open += 1;
       const finished = done.then((outcome) => {

@@ -37,7 +37,9 @@ export async function openSandbox(
   }
   for (const line of postCreateLines(sandbox)) say(line);
   for (const { port, hostPort } of sandbox.published?.ports ?? []) {
-    say(`sandbox port ${port} published at 127.0.0.1:${hostPort} (the sandbox still has no network)`);
+    // Publishing adds no interface; whether the sandbox has a network is --network's doing.
+    const network = config.network === "none" ? " (the sandbox still has no network)" : "";
+    say(`sandbox port ${port} published at 127.0.0.1:${hostPort}${network}`);
   }
   // The watch ends only once the sandbox has stopped: its leftover processes ended, copy mode's
   // changes applied or dropped. Every command ends its sandbox through `stop` (`await using` too).

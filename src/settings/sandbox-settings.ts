@@ -93,7 +93,7 @@ export const SANDBOX_SETTINGS = {
   },
   publish: {
     flag: "--publish <port[:hostport]>",
-    help: "make a server on this port of the sandbox's loopback reachable at the host's 127.0.0.1:HOSTPORT (default the same port) while harness runs (repeatable); the sandbox still has no network",
+    help: "make a server on this port of the sandbox's loopback reachable at the host's 127.0.0.1:HOSTPORT (default the same port) while harness runs (repeatable), without giving the sandbox a network interface",
     repeatable: true,
   },
   /** Flag only, like `--protect`: a `.env` the sandbox wrote must not switch what later tasks share. */

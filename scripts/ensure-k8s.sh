@@ -253,9 +253,10 @@ kubeconfig kube-scheduler
 start() {
   local name=$1
   shift
-  # 9<&-: the daemons (and containerd's shims) must not inherit, and so hold, k8s_lock's lock. From /:
-  # they must not keep the caller's directory (a CI clone that is deleted under them).
-  (cd / && exec setsid "$@") </dev/null >"$K8S_STATE/logs/$name.log" 2>&1 9<&- &
+  # 9<&-: the daemons (and containerd's shims) must not inherit, and so hold, k8s_lock's lock.
+  # `env -C /`: they must not keep the caller's directory (a CI clone deleted under them). Not a
+  # subshell: $! is the daemon itself from its first exec on, and k8s_pid knows it by its argv.
+  setsid env -C / "$@" </dev/null >"$K8S_STATE/logs/$name.log" 2>&1 9<&- &
   echo $! >"$K8S_STATE/run/$name.pid"
 }
 # alive NAME: fails (with the log's tail) if the daemon has exited.

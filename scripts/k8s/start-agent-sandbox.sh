@@ -55,15 +55,18 @@ fi
 
 log=$K8S_STATE/logs/$name.log
 # 9<&-: it must not hold ensure's lock. Port 0 turns the metrics and probe servers off.
-(cd / && exec setsid "$K8S_AGENT_SANDBOX_DIR/bin/$name" --kubeconfig "$kubeconfig" --extensions \
-  --leader-elect=false --enable-webhook=false --metrics-bind-address=0 --health-probe-bind-address=0) \
+# `env -C /`, not a subshell: $! is the controller from its first exec on, and stop-k8s.sh (k8s_pid)
+# knows it by its argv (a subshell had this script's argv until its exec: taken for an exit once).
+setsid env -C / "$K8S_AGENT_SANDBOX_DIR/bin/$name" --kubeconfig "$kubeconfig" --extensions \
+  --leader-elect=false --enable-webhook=false --metrics-bind-address=0 --health-probe-bind-address=0 \
   </dev/null >"$log" 2>&1 9<&- &
-echo $! >"$K8S_STATE/run/$name.pid"
+pid=$!
+echo "$pid" >"$K8S_STATE/run/$name.pid"
 
 # Up when the warm-pool and claim controllers start their workers (their caches are synced).
 deadline=$(($(date +%s) + 60))
 until [ "$(grep -c '"Starting workers".*"controller":"sandbox\(warmpool\|claim\)"' "$log")" -ge 2 ]; do
-  if ! k8s_pid "$name" >/dev/null; then
+  if ! kill -0 "$pid" 2>/dev/null; then
     k8s_log "$name exited; its log:"
     tail -n 20 "$log" >&2
     exit 1

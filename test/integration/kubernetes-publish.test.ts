@@ -8,21 +8,21 @@ import { realpathSync } from "node:fs";
 import { type AddressInfo, connect, createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.js";
-import { connectCluster } from "../../src/sandbox/kubernetes/api/kube-client.js";
-import {
-  KubernetesSandbox,
-  type KubernetesSandboxOptions,
-} from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
+import type { KubernetesSandbox } from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
 import { listHarnessPods } from "../../src/sandbox/kubernetes/pod/pod-registry.js";
 import type { PublishRecord } from "../../src/sandbox/sandbox.js";
-import { skipKubernetes, TEST_NAMESPACE, testKubeconfig } from "../support/kubernetes-available.js";
+import {
+  openTestSandbox,
+  skipKubernetes,
+  TEST_NAMESPACE,
+  testCluster,
+} from "../support/kubernetes-available.js";
 import { accepts, ECHO_SERVER, freePort, startInSandbox, until } from "../support/publish-client.js";
 import { publishConformance } from "../support/publish-conformance.js";
 import { makeWorkspace, TEST_UID } from "../support/workspace.js";
 
-const open = (workspace: string, extra: Partial<KubernetesSandboxOptions> = {}) =>
-  KubernetesSandbox.open({ workspace, kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE, ...extra });
-const cluster = () => connectCluster({ kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
+const open = openTestSandbox;
+const cluster = testCluster;
 
 /** The forwarders running in the pod now, as "ruid euid" rows (seen by a command, as the workspace owner). */
 async function forwarders(sandbox: KubernetesSandbox): Promise<string[] | undefined> {

@@ -10,22 +10,22 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, SandboxError } from "../../src/errors.js";
 import { LABEL_OWNER_PID } from "../../src/sandbox/docker/container/labels.js";
-import { connectCluster } from "../../src/sandbox/kubernetes/api/kube-client.js";
-import {
-  defaultPodImage,
-  KubernetesSandbox,
-  type KubernetesSandboxOptions,
-} from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
+import { defaultPodImage } from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
 import { listHarnessPods } from "../../src/sandbox/kubernetes/pod/pod-registry.js";
 import { podManifest, podName } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
 import { warmPod } from "../../src/sandbox/kubernetes/warm-pod.js";
 import { copyOf } from "../support/copied.js";
-import { skipKubernetes, TEST_NAMESPACE, testKubeconfig } from "../support/kubernetes-available.js";
+import {
+  openTestSandbox,
+  skipKubernetes,
+  TEST_NAMESPACE,
+  testCluster,
+  testKubeconfig,
+} from "../support/kubernetes-available.js";
 import { makeWorkspace } from "../support/workspace.js";
 
-const open = (workspace: string, extra: Partial<KubernetesSandboxOptions> = {}) =>
-  KubernetesSandbox.open({ workspace, kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE, ...extra });
-const cluster = () => connectCluster({ kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
+const open = openTestSandbox;
+const cluster = testCluster;
 
 describe.skipIf(skipKubernetes)("KubernetesSandbox", { timeout: 180_000 }, () => {
   it("the hardening, read back from the API server", async () => {

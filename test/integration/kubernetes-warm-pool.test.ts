@@ -21,14 +21,15 @@ import {
   LABEL_OWNER_PID_NS,
 } from "../../src/sandbox/docker/container/labels.js";
 import { ownerIdentity } from "../../src/sandbox/docker/isolation/copy-container-labels.js";
-import { apiStatus, connectCluster } from "../../src/sandbox/kubernetes/api/kube-client.js";
-import { KubernetesSandbox } from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
+import { apiStatus } from "../../src/sandbox/kubernetes/api/kube-client.js";
 import { LABEL_MANAGED, SANDBOX_CONTAINER } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
 import { sandboxTemplate } from "../../src/sandbox/kubernetes/sandbox-template.js";
 import {
   kubernetesRequired,
+  openTestSandbox,
   skipKubernetes,
   TEST_NAMESPACE,
+  testCluster,
   testKubeconfig,
 } from "../support/kubernetes-available.js";
 import { runCli } from "../support/run-cli.js";
@@ -36,7 +37,7 @@ import { makeWorkspace, TEST_UID } from "../support/workspace.js";
 
 const EXT = { group: "extensions.agents.x-k8s.io", version: "v1beta1", namespace: TEST_NAMESPACE };
 const CORE = { group: "agents.x-k8s.io", version: "v1beta1", namespace: TEST_NAMESPACE };
-const cluster = () => connectCluster({ kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
+const cluster = testCluster;
 const custom = () => cluster().kc.makeApiClient(CustomObjectsApi);
 
 /** agent-sandbox's extensions must be on the cluster; in CI their absence fails, never skips. */
@@ -178,8 +179,7 @@ async function removePool(name: string): Promise<void> {
   );
 }
 
-const open = (workspace: string, warmPool: string) =>
-  KubernetesSandbox.open({ workspace, kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE, warmPool });
+const open = (workspace: string, warmPool: string) => openTestSandbox(workspace, { warmPool });
 
 describe.skipIf(skipKubernetes || noAgentSandbox !== undefined)(
   "--kube-warm-pool",

@@ -1,5 +1,9 @@
 import { VersionApi } from "@kubernetes/client-node";
 import { connectCluster } from "../../src/sandbox/kubernetes/api/kube-client.js";
+import {
+  KubernetesSandbox,
+  type KubernetesSandboxOptions,
+} from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
 
 /**
  * The cluster the Kubernetes tests run on: the kubeconfig in HARNESS_TEST_KUBECONFIG (CI exports the
@@ -36,3 +40,10 @@ if (kubernetesUnavailable !== undefined && kubernetesRequired()) {
   );
 }
 export const skipKubernetes = kubernetesUnavailable !== undefined;
+
+/** The test cluster's namespace, as harness connects to it. */
+export const testCluster = () => connectCluster({ kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
+
+/** A sandbox of `workspace` on the test cluster. */
+export const openTestSandbox = (workspace: string, extra: Partial<KubernetesSandboxOptions> = {}) =>
+  KubernetesSandbox.open({ workspace, kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE, ...extra });

@@ -14,7 +14,6 @@ import {
   writeFileSync,
 } from "node:fs";
 import { get } from "node:http";
-import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -22,6 +21,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { skipDocker } from "../support/docker-available.js";
+import { freePort } from "../support/publish-client.js";
 import { CLI_PATH, runCli } from "../support/run-cli.js";
 import { makeWorkspace, TEST_UID } from "../support/workspace.js";
 
@@ -60,15 +60,6 @@ async function call(session: Session, name: string, args: Record<string, unknown
 
 function text(result: CallToolResult): string {
   return result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
-}
-
-/** A port nothing on the host listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {

@@ -3,7 +3,7 @@
  * place of an engine's exec: bytes both ways with backpressure and the half-close, the records, the
  * forwarder's failures, and a close that comes while a forwarder is still opening.
  */
-import { type AddressInfo, connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type {
   ForwarderEnd,
@@ -12,25 +12,7 @@ import type {
 } from "../../../../src/sandbox/publish/forwarder-exec.js";
 import { PortPublisher } from "../../../../src/sandbox/publish/port-publisher.js";
 import type { PublishRecord } from "../../../../src/sandbox/sandbox.js";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** Sends `data`, half-closes, and collects everything that comes back until the close. */
-function exchange(port: number, data: Buffer): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: "127.0.0.1", port }, () => socket.end(data));
-    const chunks: Buffer[] = [];
-    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-    socket.on("close", () => resolve(Buffer.concat(chunks)));
-    socket.on("error", reject);
-  });
-}
+import { exchange, freePort } from "../../../support/publish-client.js";
 
 /**
  * A forwarder to a "server" that reads everything, then answers it back reversed once its input

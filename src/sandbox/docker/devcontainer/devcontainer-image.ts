@@ -1,8 +1,9 @@
 /**
  * devcontainer.json's `build`: the Dockerfile built on the engine, tagged by a hash of its context
  * so an unchanged one is never built twice. The Dockerfile comes from the workspace, which the
- * sandbox may have written: it builds with network mode "none" (no RUN step reaches anything; the
- * FROM image must already be on the engine) and the engine's builder confines it to the context.
+ * sandbox may have written: its context is read once through held descriptors (build-context.ts),
+ * it builds with network mode "none" (no RUN step reaches anything; the FROM image must already be
+ * on the engine) and the engine's builder confines it to the context.
  */
 import { Readable } from "node:stream";
 import createDebug from "debug";
@@ -16,15 +17,26 @@ const log = createDebug("harness:docker");
 
 export const DEVCONTAINER_IMAGE_REPOSITORY = "harness-devcontainer";
 
-/** The image's tag, built first if no image has it. */
+/** How many left-out paths the line before a build names. */
+const LEFT_OUT_SHOWN = 5;
+
+/** The image's tag, built first if no image has it. `owner` is the workspace's "uid:gid". */
 export async function ensureDevcontainerImage(
   docker: Docker,
   build: DevcontainerBuild,
+  owner: string,
   onProgress: (line: string) => void = () => {},
 ): Promise<string> {
-  const context = readBuildContext(build);
+  const context = await readBuildContext(build, owner);
   const tag = `${DEVCONTAINER_IMAGE_REPOSITORY}:${context.hash}`;
   if (await imageExists(docker, tag)) return tag;
+  if (context.leftOut.length > 0) {
+    const shown = context.leftOut.slice(0, LEFT_OUT_SHOWN).map((e) => `${e.path} (${e.reason})`);
+    const more = context.leftOut.length - shown.length;
+    onProgress(
+      `devcontainer build context ${build.context}: left out ${shown.join(", ")}${more > 0 ? ` and ${more} more` : ""}`,
+    );
+  }
   onProgress(`building devcontainer image ${tag} from ${build.dockerfile} (no network)`);
   const output = await docker.buildImage(Readable.from(tarOf(context)), {
     t: tag,

@@ -21,9 +21,10 @@ export const LABEL_DEVCONTAINER = "dev.harness.devcontainer";
 export async function devcontainerImage(
   docker: Docker,
   dev: DevcontainerRequest | undefined,
+  owner: string,
   onProgress?: (line: string) => void,
 ): Promise<string | undefined> {
-  if (dev?.build !== undefined) return ensureDevcontainerImage(docker, dev.build, onProgress);
+  if (dev?.build !== undefined) return ensureDevcontainerImage(docker, dev.build, owner, onProgress);
   return dev?.image;
 }
 

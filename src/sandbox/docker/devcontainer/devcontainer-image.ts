@@ -32,7 +32,7 @@ export async function ensureDevcontainerImage(
   owner: string,
   onProgress: (line: string) => void = () => {},
 ): Promise<string> {
-  const context = await readBuildContext(build, owner);
+  const context = readBuildContext(build, owner);
   await refuseFetches(docker, build, context);
   const tag = `${DEVCONTAINER_IMAGE_REPOSITORY}:${context.hash}`;
   if (await imageExists(docker, tag)) return tag;

@@ -134,6 +134,13 @@ describe("readBuildContext", () => {
     expect(context.entries.map((e) => e.name)).not.toContain("fifo");
   });
 
+  it.skipIf(!asRoot)("leaves out a device (a root process may have made one there)", () => {
+    writeFileSync(join(ws, "ctx", "Dockerfile"), "FROM x\n");
+    execFileSync("mknod", [join(ws, "ctx", "null"), "c", "1", "3"]);
+    const context = readBuildContext(build(), OWNER);
+    expect(context.leftOut).toEqual([{ path: "null", reason: "character device" }]);
+  });
+
   it.skipIf(!asRoot)(
     "leaves out what the workspace owner cannot read: a root-only file, a hard link to one, a closed folder",
     async () => {

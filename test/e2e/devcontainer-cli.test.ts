@@ -145,6 +145,8 @@ describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 },
     });
     expect(records.find((r) => r["type"] === "tool_result")).toMatchObject({ stdout: "hi\n" });
     rmSync(transcriptPath, { force: true });
+    // The run's checkpoints sit beside its transcript.
+    rmSync(transcriptPath.replace(/\.jsonl$/, ".checkpoints"), { recursive: true, force: true });
   });
 
   it("refuses, in one line naming the value and the fix, a remoteUser that is not the workspace owner", async () => {

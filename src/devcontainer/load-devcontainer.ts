@@ -7,8 +7,9 @@
  * host's environment in), and fields that would weaken the sandbox are left out with a line each.
  */
 import { closeSync, constants as fs, fstatSync, openSync, readSync, realpathSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { ConfigError } from "../errors.js";
+import { type HostDir, HostPathError, markSandboxWritable, openHostDir } from "../host-files/host-path.js";
 import type { DevcontainerBuild, DevcontainerRequest } from "../sandbox/sandbox-request.js";
 import { asksForSomething, REFUSED_BUILD_FIELDS, REFUSED_FIELDS } from "./devcontainer-fields.js";
 import { JsoncError, parseJsonc } from "./jsonc.js";
@@ -29,6 +30,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  */
 export function loadDevcontainer(workspace: string, path: string | undefined): DevcontainerRequest {
   const root = realWorkspace(workspace);
+  // The sandbox can write it: from here on nothing below it is reached through a link (host-path.ts).
+  markSandboxWritable(root);
   const file =
     path === undefined ? defaultFile(root) : insideWorkspace(root, resolve(path), "--devcontainer");
   const json = readJsonc(file);
@@ -96,12 +99,18 @@ export function insideWorkspace(root: string, path: string, what: string): strin
   return real;
 }
 
-/** The file's object, read without following a symlink at the last step (it was resolved already). */
+/**
+ * The file's object. Its real path was checked to lie in the workspace; it is read through its
+ * folder held open, reached one component at a time without following a link (a folder swapped
+ * for a link since the check is refused, not followed), and without following a last symlink.
+ */
 function readJsonc(file: string): Record<string, unknown> {
   let text: string;
   let fd: number | undefined;
+  let dir: HostDir | undefined;
   try {
-    fd = openSync(file, fs.O_RDONLY | fs.O_NOFOLLOW | fs.O_NONBLOCK);
+    dir = openHostDir(dirname(file));
+    fd = openSync(dir.at(basename(file)), fs.O_RDONLY | fs.O_NOFOLLOW | fs.O_NONBLOCK);
     const stat = fstatSync(fd);
     if (!stat.isFile()) throw new ConfigError(`${file}: not a regular file`);
     if (stat.size > MAX_FILE_BYTES) throw new ConfigError(`${file}: larger than ${MAX_FILE_BYTES} bytes`);
@@ -110,9 +119,12 @@ function readJsonc(file: string): Record<string, unknown> {
     text = buffer.subarray(0, read).toString("utf8");
   } catch (error) {
     if (error instanceof ConfigError) throw error;
+    // "not writing …" would mislead: this is a read, refused for the same reason.
+    if (error instanceof HostPathError) throw new ConfigError(`${file}: not read: ${error.reason}`);
     throw new ConfigError(`${file}: ${(error as Error).message}`);
   } finally {
     if (fd !== undefined) closeSync(fd);
+    dir?.close();
   }
   let value: unknown;
   try {
@@ -160,6 +172,7 @@ function readBuild(
   const context = optionalString(build, "context") ?? optionalString(json, "context") ?? ".";
   const target = optionalString(build, "target");
   return {
+    workspace: root,
     dockerfile: insideWorkspace(
       root,
       join(dir, relativePath(dockerfile, "build.dockerfile")),

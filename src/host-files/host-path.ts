@@ -110,6 +110,14 @@ export interface HostDir {
 
 let procWorks: boolean | undefined;
 
+/**
+ * True when `/proc/self/fd/<fd>/<name>` reaches `name` in the directory held as `fd` (Linux with
+ * /proc): what every walk that never follows a link relies on.
+ */
+export function heldDescriptorsWork(): boolean {
+  return viaProc();
+}
+
 function viaProc(): boolean {
   if (procWorks === undefined) {
     let fd: number | undefined;

@@ -187,6 +187,11 @@ export interface DevcontainerRequest {
 
 /** `build` of a devcontainer.json, its paths resolved on the host and inside the workspace. */
 export interface DevcontainerBuild {
+  /**
+   * The workspace's real path when devcontainer.json was read: the context and the Dockerfile lie
+   * in it, and the build reads them from it, one component at a time, never following a link.
+   */
+  workspace: string;
   /** The build context's real host path. */
   context: string;
   /** The Dockerfile's real host path. */

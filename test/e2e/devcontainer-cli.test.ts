@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
@@ -13,7 +13,7 @@ import { removesContainerOf, workspaceContainers } from "../support/workspace-co
 /**
  * `--devcontainer` through the built CLI: a devcontainer.json (JSONC) that builds from a Dockerfile
  * FROM harness's own image (no registry is reachable; the build has no network anyway), with a
- * user of uid 1001, containerEnv, a postCreateCommand, and fields that would weaken the sandbox.
+ * user of uid 1001 (the workspace's owner), containerEnv, a postCreateCommand, and fields that would weaken the sandbox.
  */
 describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 }, () => {
   const fake = useFakeApi();
@@ -53,8 +53,8 @@ describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 },
         "initializeCommand": "touch ${hostProof}",
       }`,
     );
-    // The workspace belongs to uid 1000; remoteUser is 1001.
-    chmodSync(ws.path, 0o777);
+    // remoteUser must be the workspace owner's uid: the workspace is given to 1001, remoteUser's.
+    chownSync(ws.path, 1001, 1001);
 
     const first = await runCli([
       "exec",
@@ -145,6 +145,21 @@ describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 },
     });
     expect(records.find((r) => r["type"] === "tool_result")).toMatchObject({ stdout: "hi\n" });
     rmSync(transcriptPath, { force: true });
+    // The run's checkpoints sit beside its transcript.
+    rmSync(transcriptPath.replace(/\.jsonl$/, ".checkpoints"), { recursive: true, force: true });
+  });
+
+  it("refuses, in one line naming the value and the fix, a remoteUser that is not the workspace owner", async () => {
+    using ws = makeWorkspace("harness-devc-");
+    const base = (await runCli(["image"])).stdout.trim().split("\n").pop() ?? "";
+    writeFileSync(join(ws.path, ".devcontainer.json"), JSON.stringify({ image: base, remoteUser: "1001" }));
+    const run = await runCli(["exec", "--workspace", ws.path, "--devcontainer", "--", "touch made"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /^harness: devcontainer\.json: remoteUser uid 1001 is not the workspace's owner \(uid 1000 owns .*"Permission denied".*leave remoteUser out, name the image's user with uid 1000, or chown the workspace to 1001\n$/,
+    );
+    expect(existsSync(join(ws.path, "made"))).toBe(false);
+    expect(await workspaceContainers(ws.path)).toEqual([]);
   });
 
   it("refuses a build whose Dockerfile leads out of the workspace through a symlink", async () => {

@@ -12,7 +12,12 @@ import { resolveSandboxUser } from "../sandbox-user.js";
 import { containerCreateOptions, type SandboxSettings } from "./container/container-spec.js";
 import { ensureSandboxImage } from "./container/image.js";
 import { podmanSeccompProfilePath } from "./container/podman-seccomp.js";
-import { devcontainerImage, devcontainerLabels, devcontainerUser } from "./devcontainer/devcontainer-plan.js";
+import {
+  devcontainerImage,
+  devcontainerLabels,
+  devcontainerUser,
+  refuseOtherUid,
+} from "./devcontainer/devcontainer-plan.js";
 import { type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
 import { connectEngine, type DockerEngine } from "./engine/docker-client.js";
 import { type EngineSettings, engineSettings } from "./engine/engine-kind.js";
@@ -56,6 +61,9 @@ export async function planContainer(
   const devUser = options.user === undefined && dev?.user !== undefined;
   // Canonical "uid:gid", never root in any spelling: this is the only user string Docker gets.
   let user = devUser ? undefined : resolveSandboxUser(workspace, owner, options.user);
+  // A numeric remoteUser of another uid is refused before anything is built (a name, once looked up).
+  if (devUser && dev?.user !== undefined && /^[0-9]+$/.test(dev.user))
+    refuseOtherUid(dev.user, Number(dev.user), workspace, owner);
   const engine = options.docker ? undefined : await connectEngine(options.dockerEnv, options.dockerContext);
   const docker = options.docker ?? (engine as DockerEngine).docker;
   // A remote engine cannot mount this machine's workspace: copy isolation (remote-engine.ts).
@@ -68,11 +76,13 @@ export async function planContainer(
   const engineKind = await engineSettings(docker, podmanSeccompProfilePath);
   const image =
     options.image ??
-    (await devcontainerImage(docker, dev, options.onProgress)) ??
+    (await devcontainerImage(docker, dev, owner, engineKind.kind, options.onProgress)) ??
     (await ensureSandboxImage(docker, options.onProgress));
   if (user === undefined) {
     const fromImage =
-      dev === undefined ? undefined : await devcontainerUser(docker, image, dev, options.onProgress);
+      dev === undefined
+        ? undefined
+        : await devcontainerUser(docker, image, dev, workspace, owner, options.onProgress);
     user = fromImage ?? resolveSandboxUser(workspace, owner, undefined);
   }
   const workdir = options.workdir ?? SANDBOX_DEFAULTS.workdir;

@@ -28,11 +28,13 @@ export function summarizeChanges(
   changes: readonly Change[],
   counts: ChangeCounts,
   conflicts: readonly string[] = [],
+  refused: readonly { path: string; reason: string }[] = [],
 ): string {
   const lines = changes.map(formatChange);
   for (const path of conflicts) {
     lines.push(`! ${displayPath(path)}: also changed on the host during the run; it will be left as it is`);
   }
+  for (const r of refused) lines.push(`! ${displayPath(r.path)}: ${r.reason}`);
   const total = counts.added + counts.modified + counts.deleted;
   lines.push(
     `${total} change${total === 1 ? "" : "s"}: ${counts.added} added, ${counts.modified} modified, ${counts.deleted} deleted`,

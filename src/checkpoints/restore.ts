@@ -3,7 +3,7 @@
  * beneath.ts (never through a symlink, not even one this restore just wrote), files are created with
  * O_EXCL | O_NOFOLLOW, symlinks are written as the text they held and never followed, and set-id
  * bits were never recorded. Directory modes are set last, deepest first, so a read-only directory
- * does not stop its own children being written.
+ * does not stop its own children being written. What restore-policy.ts leaves out is not written.
  */
 import { constants } from "node:fs";
 import { lchown, mkdir, open, readdir, symlink } from "node:fs/promises";
@@ -16,6 +16,8 @@ export interface RestoreOptions {
   checkpointsDir: string;
   /** Owner to give everything written (only applied when running as root). */
   owner?: { uid: number; gid: number } | undefined;
+  /** Paths not written, with everything below them (restore-policy.ts). */
+  withheld?: readonly string[] | undefined;
 }
 
 export interface RestoreResult {
@@ -40,8 +42,10 @@ export async function restoreManifest(
   const result: RestoreResult = { files: 0, directories: 0, symlinks: 0, bytes: 0 };
   const owner = process.getuid?.() === 0 ? options.owner : undefined;
   const directories: { parts: string[]; mode: number }[] = [];
+  const withheld = options.withheld ?? [];
   await withBeneath(dir, async (beneath) => {
     for (const [path, entry] of manifest) {
+      if (withheld.some((w) => path === w || path.startsWith(`${w}/`))) continue;
       const parts = path.split("/");
       const name = parts.pop() as string;
       const parent = await beneath.dir(parts);

@@ -44,10 +44,15 @@ export interface RuleEntry {
 /** A tree as the rule reads it: bind mode's workspace on disk, copy mode's trees, a checkpoint. */
 export interface SurfaceView {
   /**
-   * Every path (workspace-relative, `/`-separated), in any order. Below `objects/`, `refs/` and
-   * `logs/` of a git directory only the directory itself is needed.
+   * Paths (workspace-relative, `/`-separated) in any order: at least every `.git`, `HEAD`, `refs` and
+   * `commondir`, and everything in a git directory (below its `objects/`, `refs/` and `logs/` only
+   * `objects/info/`); it may hold the whole tree.
    */
   readonly entries: ReadonlyMap<string, RuleEntry>;
+  /** Any path's entry (one a config names), without following a link; undefined when nothing is there. */
+  entry(path: string): Promise<RuleEntry | undefined>;
+  /** Every path below directory `dir` (a hooks directory a config names). */
+  below(dir: string): Promise<string[]>;
   /** The fingerprint of a path, to compare two surfaces; undefined when it is gone. */
   print(path: string): Promise<string | undefined>;
   /** A regular file's first `max` bytes, never through a link; undefined when not known. */
@@ -207,13 +212,13 @@ async function addConfigNamedPaths(
       workTree: item.workTree,
     });
     for (const { path, type } of named) {
-      const entry = view.entries.get(path);
+      const entry = view.entries.get(path) ?? (await view.entry(path));
       if (entry === undefined) continue;
       await record(path);
       if (type === "file" && entry.type === "file")
         queue.push({ path, workTree: item.workTree, depth: item.depth + 1 });
       if (type === "directory" && entry.type === "directory") {
-        for (const inside of view.entries.keys()) if (inside.startsWith(`${path}/`)) await record(inside);
+        for (const inside of await view.below(path)) await record(inside);
       }
     }
   }
@@ -241,6 +246,8 @@ export function treeView(
   return {
     entries,
     bytes,
+    entry: async (path) => entries.get(path),
+    below: async (dir) => [...entries.keys()].filter((path) => path.startsWith(`${dir}/`)),
     print: async (path) => {
       const entry = entries.get(path);
       if (entry === undefined) return undefined;

@@ -80,34 +80,64 @@ function kindOf(entry: {
   return entry.isFile() ? "file" : "other";
 }
 
-/** Every entry of the workspace (a real path) the rule needs, by one walk that never enters a link. */
+/** Names the rule looks for anywhere; everything else is kept only inside a git directory. */
+const RULE_NAMES = new Set([".git", "HEAD", "refs", "commondir"]);
+
+/**
+ * The entries of the workspace (a real path) the rule needs, by one walk that lists every directory
+ * and never enters a link: RULE_NAMES anywhere, and everything in a git directory.
+ */
 async function listWorkspace(root: string): Promise<Map<string, RuleEntry>> {
   const entries = new Map<string, RuleEntry>();
-  const walk = async (dir: string, only?: string): Promise<void> => {
-    const listed = await readdirLossless(join(root, dir)).catch(() => []);
+  const walk = async (dir: string, inGitDir: boolean, only?: string): Promise<void> => {
+    const listed = (await readdirLossless(join(root, dir)).catch(() => [])).filter(
+      ({ name }) => only === undefined || name === only,
+    );
     const here = new Map<string, RuleEntry>();
     for (const { name, entry } of listed) {
-      if (only !== undefined && name !== only) continue;
-      const path = childPath(dir, name);
-      const seen: RuleEntry = { type: kindOf(entry) };
-      if (seen.type === "symlink") {
-        const target = await readlink(fsPath(join(root, path)), { encoding: "buffer" }).catch(
-          () => undefined,
-        );
-        seen.linkname = target === undefined ? "" : nameFromBytes(target);
-      }
-      here.set(name, seen);
-      entries.set(path, seen);
+      if (RULE_NAMES.has(name) || inGitDir)
+        here.set(name, await entryAt(root, childPath(dir, name), kindOf(entry)));
     }
     const gitDir = dir === ".git" || dir.endsWith("/.git") || (await looksLikeGitDir(root, dir, here));
-    for (const [name, seen] of here) {
-      if (seen.type !== "directory") continue;
-      if (gitDir && name === "objects") await walk(childPath(dir, name), "info");
-      else if (!gitDir || !NOT_ENTERED_IN_GIT_DIR.has(name)) await walk(childPath(dir, name));
+    for (const { name, entry } of listed) {
+      // A directory the rule has just found to be a git directory: what it holds counts.
+      if (gitDir && !here.has(name)) here.set(name, await entryAt(root, childPath(dir, name), kindOf(entry)));
+    }
+    for (const [name, seen] of here) entries.set(childPath(dir, name), seen);
+    for (const { name, entry } of listed) {
+      if (!entry.isDirectory()) continue;
+      if (gitDir && name === "objects") await walk(childPath(dir, name), true, "info");
+      else if (!gitDir || !NOT_ENTERED_IN_GIT_DIR.has(name))
+        await walk(childPath(dir, name), inGitDir || gitDir);
     }
   };
-  await walk("");
+  await walk("", false);
   return entries;
+}
+
+async function entryAt(root: string, path: string, type: RuleEntry["type"]): Promise<RuleEntry> {
+  if (type !== "symlink") return { type };
+  const target = await readlink(fsPath(join(root, path)), { encoding: "buffer" }).catch(() => undefined);
+  return { type, linkname: target === undefined ? "" : nameFromBytes(target) };
+}
+
+/** What is at `path` now, lstat only. */
+async function lstatEntry(root: string, path: string): Promise<RuleEntry | undefined> {
+  const info = await lstat(fsPath(join(root, path))).catch(() => undefined);
+  return info === undefined ? undefined : entryAt(root, path, kindOf(info));
+}
+
+/** Every path below `dir`, by a walk that never enters a link. */
+async function pathsBelow(root: string, dir: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (at: string, depth: number): Promise<void> => {
+    for (const { name, entry } of await readdirLossless(join(root, at)).catch(() => [])) {
+      found.push(childPath(at, name));
+      if (entry.isDirectory() && depth < 12) await walk(childPath(at, name), depth + 1);
+    }
+  };
+  await walk(dir, 0);
+  return found;
 }
 
 /** Whether `dir` is a git directory by git's rule, from its listing (and HEAD's bytes). */
@@ -122,6 +152,8 @@ async function looksLikeGitDir(root: string, dir: string, here: Map<string, Rule
 export async function workspaceView(root: string): Promise<SurfaceView> {
   return {
     entries: await listWorkspace(root),
+    entry: (path) => lstatEntry(root, path),
+    below: (dir) => pathsBelow(root, dir),
     print: (path) => fingerprint(root, path),
     bytes: (path, max) => firstBytes(root, path, max),
   };

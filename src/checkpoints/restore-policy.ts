@@ -76,13 +76,13 @@ export async function planRestore(
     path: change.path,
     reason:
       change.why === undefined
-        ? `the sandbox ${change.how} it, and git on the host reads it to decide what to run or where to read`
-        : `the sandbox ${change.how} it: ${change.why}`,
+        ? `${change.how} during the run; git on the host reads it to decide what to run or where to read`
+        : `${change.how} during the run: ${change.why}`,
   }));
   for (const [path, entry] of manifest) {
     const hit = LEFT_OUT_PROTECTED.find((p) => path === p || isBelow(path, p));
     if (hit !== undefined && !sameEntry(baseline.get(path), entry))
-      candidates.push({ path, reason: `the sandbox wrote it, and ${hit} is run by programs on the host` });
+      candidates.push({ path, reason: `written during the run; programs on the host run ${hit} unasked` });
   }
   candidates.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const withheld: Withheld[] = [];

@@ -42,7 +42,7 @@ export async function restoreCheckpoint(
     ...plan.withheld.map((w) => `not restored: ${w.path} (${w.reason})`),
     ...plan.sandboxEnvFiles.map((env) => {
       const path = join(target, env.path);
-      return `restored ${path}, which the sandbox wrote: harness will not load its settings until you read it and run 'harness trust-env ${path}'`;
+      return `restored ${path}, written during the run: harness will not load its settings until you read it and run 'harness trust-env ${path}'`;
     }),
   ];
   return { restored, lines };

@@ -63,10 +63,10 @@ function nothingRunsIn(dir: string, what: string): void {
 }
 
 const WITHHELD = [
-  /harness: not restored: \.git\/commondir \(the sandbox created it/,
-  /harness: not restored: \.evil\/HEAD \(the sandbox created it: git would take \.evil for a repository\)/,
-  /harness: not restored: docs\/HEAD \(the sandbox created it: git would take docs for a repository\)/,
-  /harness: not restored: sub\/\.git \(the sandbox created it/,
+  /harness: not restored: \.git\/commondir \(created during the run/,
+  /harness: not restored: \.evil\/HEAD \(created during the run: git would take \.evil for a repository\)/,
+  /harness: not restored: docs\/HEAD \(created during the run: git would take docs for a repository\)/,
+  /harness: not restored: sub\/\.git \(created during the run/,
 ];
 
 describe.skipIf(skipDocker)(
@@ -112,7 +112,7 @@ describe.skipIf(skipDocker)(
         expect
           .soft(restore.stderr)
           .toContain(
-            `harness: restored ${restored}/.env, which the sandbox wrote: harness will not load its settings`,
+            `harness: restored ${restored}/.env, written during the run: harness will not load its settings`,
           );
         // The restored repository still works: its own .git came back.
         expect(hostGit(restored, ["rev-list", "--count", "HEAD"])).toBe("1\n");

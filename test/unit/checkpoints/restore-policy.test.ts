@@ -62,7 +62,7 @@ describe("planRestore", () => {
       "sub/.git",
     ]);
     expect(plan.withheld.find((w) => w.path === "docs/HEAD")?.reason).toBe(
-      "the sandbox created it: git would take docs for a repository",
+      "created during the run: git would take docs for a repository",
     );
     expect(plan.sandboxEnvFiles.map((e) => e.path)).toEqual([".env", "pkg/.env"]);
 

@@ -5,11 +5,11 @@
  * as an apply does, so it takes the same rules, by comparing the checkpoint with the run's first one
  * (the workspace as the run found it), as a bind-mode run's end compares the workspace with its start:
  *
- * - git's surface (sandbox/host/git/git-rule.ts): whatever the sandbox created or changed there is
- *   left out, whole (a new `.git`, a directory's `HEAD` that made it a repository, a `commondir`, a
- *   config, hooks, what a config includes);
+ * - git's surface (sandbox/host/git/git-rule.ts): whatever the sandbox created there is left out,
+ *   whole (a new `.git`, a directory's `HEAD` that made it a repository, a `commondir`, hooks, what a
+ *   config includes); a file it changed is written as the run found it (a repository's config);
  * - the paths host programs run unasked (`.envrc`, `.vscode`, `.devcontainer`, …, protected-paths.ts):
- *   the sandbox's versions are left out;
+ *   the same;
  * - `.env` files the sandbox wrote are restored, and named so that the caller records their content
  *   as sandbox-written (src/cli/dotenv-records.ts): harness does not load them, wherever they are.
  *
@@ -21,10 +21,15 @@ import { DEFAULT_PROTECTED_PATHS } from "../sandbox/host/git/protected-paths.js"
 import { readBlob } from "./blob-store.js";
 import type { CheckpointEntry, Manifest } from "./checkpoint-types.js";
 
-/** A path a restore does not write (with everything below it), and why. */
+/** A path a restore does not write as the checkpoint has it (with everything below it), and why. */
 export interface Withheld {
   path: string;
   reason: string;
+  /**
+   * The file or symlink the run's first checkpoint had there, written instead (a repository's
+   * config as it was before the run changed it); absent: nothing is written there.
+   */
+  previous?: CheckpointEntry;
 }
 
 export interface RestorePlan {
@@ -83,6 +88,13 @@ export async function planRestore(
     const hit = LEFT_OUT_PROTECTED.find((p) => path === p || isBelow(path, p));
     if (hit !== undefined && !sameEntry(baseline.get(path), entry))
       candidates.push({ path, reason: `written during the run; programs on the host run ${hit} unasked` });
+  }
+  // A file or link that was there before (a config the run changed) is written as it was.
+  for (const candidate of candidates) {
+    const was = baseline.get(candidate.path);
+    const now = manifest.get(candidate.path);
+    if (was !== undefined && was.type !== "directory" && now !== undefined && now.type !== "directory")
+      candidate.previous = was;
   }
   candidates.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const withheld: Withheld[] = [];

@@ -9,7 +9,7 @@ import { constants } from "node:fs";
 import { lchown, mkdir, open, readdir, symlink } from "node:fs/promises";
 import { withBeneath } from "../sandbox/host/paths/beneath.js";
 import { readBlob } from "./blob-store.js";
-import type { Manifest } from "./checkpoint-types.js";
+import type { CheckpointEntry, Manifest } from "./checkpoint-types.js";
 
 export interface RestoreOptions {
   /** Run's checkpoints directory: where the blobs are read. */
@@ -18,6 +18,8 @@ export interface RestoreOptions {
   owner?: { uid: number; gid: number } | undefined;
   /** Paths not written, with everything below them (restore-policy.ts). */
   withheld?: readonly string[] | undefined;
+  /** Paths written with another entry than the manifest's (as the run found them, restore-policy.ts). */
+  replaced?: ReadonlyMap<string, CheckpointEntry> | undefined;
 }
 
 export interface RestoreResult {
@@ -44,8 +46,10 @@ export async function restoreManifest(
   const directories: { parts: string[]; mode: number }[] = [];
   const withheld = options.withheld ?? [];
   await withBeneath(dir, async (beneath) => {
-    for (const [path, entry] of manifest) {
-      if (withheld.some((w) => path === w || path.startsWith(`${w}/`))) continue;
+    for (const [path, recorded] of manifest) {
+      const entry = options.replaced?.get(path) ?? recorded;
+      if (!options.replaced?.has(path) && withheld.some((w) => path === w || path.startsWith(`${w}/`)))
+        continue;
       const parts = path.split("/");
       const name = parts.pop() as string;
       const parent = await beneath.dir(parts);

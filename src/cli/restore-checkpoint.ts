@@ -33,13 +33,19 @@ export async function restoreCheckpoint(
   const baseline = first === undefined ? new Map() : latestManifest([first]);
   const plan = await planRestore(baseline, manifest, checkpointsDir, target);
   for (const env of plan.sandboxEnvFiles) markSandboxWritten(env.sha256);
+  const replaced = new Map(plan.withheld.flatMap((w) => (w.previous ? [[w.path, w.previous] as const] : [])));
   const restored = await restoreManifest(manifest, target, {
     checkpointsDir,
     owner,
     withheld: plan.withheld.map((w) => w.path),
+    replaced,
   });
   const lines = [
-    ...plan.withheld.map((w) => `not restored: ${w.path} (${w.reason})`),
+    ...plan.withheld.map((w) =>
+      w.previous === undefined
+        ? `not restored: ${w.path} (${w.reason})`
+        : `restored ${w.path} as it was when the run began (${w.reason})`,
+    ),
     ...plan.sandboxEnvFiles.map((env) => {
       const path = join(target, env.path);
       return `restored ${path}, written during the run: harness will not load its settings until you read it and run 'harness trust-env ${path}'`;

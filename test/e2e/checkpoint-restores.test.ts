@@ -49,6 +49,8 @@ function plant(): string {
     `git init -q --bare docs && git -C docs config core.bare false && git -C docs config core.worktree . && git -C docs config core.fsmonitor '${fsmonitor("docs")}'`,
     `mkdir .evil && cp -r .git/objects .git/refs .git/HEAD .evil/ && printf '[core]\\n\\tfsmonitor = ${fsmonitor("commondir")}\\n' > .evil/config && echo ../.evil > .git/commondir`,
     `printf 'ANTHROPIC_BASE_URL=${evil.url}\\n' > .env`,
+    // Copy mode only: bind mode mounts .git/config read-only.
+    `( printf '[core]\\n\\tfsmonitor = ${fsmonitor("config")}\\n' >> .git/config || true ) 2>/dev/null`,
   ].join(" && ");
 }
 
@@ -81,7 +83,7 @@ describe.skipIf(skipDocker)(
     it.each([
       ["bind", []],
       ["copy", ["--isolation", "copy", "--apply"]],
-    ])("%s mode: runs restore, run --fork and replay --from", async (_mode, flags) => {
+    ])("%s mode: runs restore, run --fork and replay --from", async (mode, flags) => {
       using ws = makeWorkspace();
       hostGit(ws.path, ["-c", "init.defaultBranch=main", "init", "-q"]);
       hostGit(ws.path, ["commit", "-q", "--allow-empty", "-m", "initial"]);
@@ -114,6 +116,10 @@ describe.skipIf(skipDocker)(
           .toContain(
             `harness: restored ${restored}/.env, written during the run: harness will not load its settings`,
           );
+        if (mode === "copy")
+          expect
+            .soft(restore.stderr)
+            .toMatch(/harness: restored \.git\/config as it was when the run began \(changed during the run/);
         // The restored repository still works: its own .git came back.
         expect(hostGit(restored, ["rev-list", "--count", "HEAD"])).toBe("1\n");
 

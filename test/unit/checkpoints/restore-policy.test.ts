@@ -33,6 +33,7 @@ describe("planRestore", () => {
     git(dirs.root, "add", "-A");
     git(dirs.root, "commit", "-qm", "initial");
     const baseline = await manifest();
+    writeFileSync(join(dirs.base, "config-before"), readFileSync(join(dirs.root, ".git/config")));
     const markers = join(dirs.base, "markers");
     mkdirSync(markers);
     const fsmonitor = (tag: string) => `printf '[core]\\n\\tfsmonitor = touch ${markers}/RAN-${tag}\\n'`;
@@ -45,9 +46,11 @@ describe("planRestore", () => {
         "echo more >> README.md && git -c user.name=a -c user.email=a@example.invalid commit -qam work",
         // Last: with it, every git command here reads .evil's config.
         `mkdir .evil && cp -r .git/objects .git/refs .git/HEAD .evil/ && ${fsmonitor("commondir")} > .evil/config && echo ../.evil > .git/commondir`,
+        `${fsmonitor("config")} >> .git/config && echo '{"evil":1}' > .vscode/settings.json`,
       ].join(" && "),
     );
     const step = await manifest();
+    const configBefore = readFileSync(join(dirs.base, "config-before"), "utf8");
     const target = join(dirs.base, "restored");
     const plan = await planRestore(baseline, step, dirs.run, target);
     expect(plan.withheld.map((w) => w.path)).toEqual([
@@ -55,6 +58,8 @@ describe("planRestore", () => {
       ".evil/HEAD",
       ".evil/config",
       ".git/commondir",
+      ".git/config",
+      ".vscode/settings.json",
       ".vscode/tasks.json",
       "docs/HEAD",
       "docs/config",
@@ -70,6 +75,7 @@ describe("planRestore", () => {
     await restoreManifest(step, target, {
       checkpointsDir: dirs.run,
       withheld: plan.withheld.map((w) => w.path),
+      replaced: new Map(plan.withheld.flatMap((w) => (w.previous ? [[w.path, w.previous] as const] : []))),
     });
     for (const dir of ["", "sub", "docs"]) {
       try {
@@ -79,6 +85,12 @@ describe("planRestore", () => {
     expect(readdirSync(markers)).toEqual([]);
     // What the run did besides is there: its commit, its files, the .env (recorded by the caller).
     expect(git(target, "rev-list", "--count", "HEAD")).toBe("2\n");
+    // What the run changed of them is written as the run found it.
+    expect(plan.withheld.filter((w) => w.previous).map((w) => w.path)).toEqual([
+      ".git/config",
+      ".vscode/settings.json",
+    ]);
+    expect(readFileSync(join(target, ".git/config"), "utf8")).toBe(configBefore);
     expect(readFileSync(join(target, ".vscode/settings.json"), "utf8")).toBe("{}\n");
     expect(existsSync(join(target, ".vscode/tasks.json"))).toBe(false);
     expect(existsSync(join(target, "docs/objects"))).toBe(true);
@@ -94,6 +106,9 @@ describe("planRestore", () => {
       } catch {}
     }
     expect(readdirSync(markers).sort()).toEqual(["RAN-commondir", "RAN-docs", "RAN-nested"]);
+    rmSync(join(whole, ".git/commondir"));
+    git(whole, "status");
+    expect(readdirSync(markers)).toContain("RAN-config");
   });
 
   it("restores whatever the workspace had when the run began, a repository called anything included", async () => {

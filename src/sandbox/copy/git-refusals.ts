@@ -22,7 +22,7 @@ import {
 } from "../host/git/git-rule.js";
 import { type BeneathRoot, withBeneath } from "../host/paths/beneath.js";
 import type { IgnoreMatcher } from "./ignore-rules.js";
-import type { Change } from "./tree-diff.js";
+import { type Change, displayPath } from "./tree-diff.js";
 import { openRegularFile, type ScannedEntry } from "./workspace-scan.js";
 
 type HostEntry = RuleEntry & { mode?: number };
@@ -106,7 +106,7 @@ export async function gitRuleRefusals(
       for (const name of ["HEAD", "refs", "commondir"]) {
         refusals.set(
           childPath(dir, name),
-          `git on the host would take ${describeDir(dir)} for a repository; not applied`,
+          `git on the host would take ${dir === "" ? describeDir(dir) : displayPath(dir)} for a repository; not applied`,
         );
       }
     }
@@ -121,7 +121,7 @@ export async function gitRuleRefusals(
     for (const change of changes) {
       const above = dirs.find((d) => change.path.startsWith(`${d}/`));
       if (above !== undefined && !refusals.has(change.path))
-        refusals.set(change.path, `inside ${above}, which was refused`);
+        refusals.set(change.path, `inside ${displayPath(above)}, which was refused`);
     }
     return refusals;
   });

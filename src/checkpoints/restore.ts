@@ -3,19 +3,23 @@
  * beneath.ts (never through a symlink, not even one this restore just wrote), files are created with
  * O_EXCL | O_NOFOLLOW, symlinks are written as the text they held and never followed, and set-id
  * bits were never recorded. Directory modes are set last, deepest first, so a read-only directory
- * does not stop its own children being written.
+ * does not stop its own children being written. What restore-policy.ts leaves out is not written.
  */
 import { constants } from "node:fs";
 import { lchown, mkdir, open, readdir, symlink } from "node:fs/promises";
 import { withBeneath } from "../sandbox/host/paths/beneath.js";
 import { readBlob } from "./blob-store.js";
-import type { Manifest } from "./checkpoint-types.js";
+import type { CheckpointEntry, Manifest } from "./checkpoint-types.js";
 
 export interface RestoreOptions {
   /** Run's checkpoints directory: where the blobs are read. */
   checkpointsDir: string;
   /** Owner to give everything written (only applied when running as root). */
   owner?: { uid: number; gid: number } | undefined;
+  /** Paths not written, with everything below them (restore-policy.ts). */
+  withheld?: readonly string[] | undefined;
+  /** Paths written with another entry than the manifest's (as the run found them, restore-policy.ts). */
+  replaced?: ReadonlyMap<string, CheckpointEntry> | undefined;
 }
 
 export interface RestoreResult {
@@ -40,8 +44,12 @@ export async function restoreManifest(
   const result: RestoreResult = { files: 0, directories: 0, symlinks: 0, bytes: 0 };
   const owner = process.getuid?.() === 0 ? options.owner : undefined;
   const directories: { parts: string[]; mode: number }[] = [];
+  const withheld = options.withheld ?? [];
   await withBeneath(dir, async (beneath) => {
-    for (const [path, entry] of manifest) {
+    for (const [path, recorded] of manifest) {
+      const entry = options.replaced?.get(path) ?? recorded;
+      if (!options.replaced?.has(path) && withheld.some((w) => path === w || path.startsWith(`${w}/`)))
+        continue;
       const parts = path.split("/");
       const name = parts.pop() as string;
       const parent = await beneath.dir(parts);

@@ -7,7 +7,7 @@ import { dirname, resolve } from "node:path";
 import { changesBetween, formatChanges } from "../checkpoints/checkpoint-diff.js";
 import { checkpointsDirOf } from "../checkpoints/checkpoint-paths.js";
 import type { Manifest } from "../checkpoints/checkpoint-types.js";
-import { prepareTarget, restoreManifest } from "../checkpoints/restore.js";
+import { prepareTarget } from "../checkpoints/restore.js";
 import { readSteps, stepsOf } from "../checkpoints/step-log.js";
 import { ConfigError } from "../errors.js";
 import { namedRun } from "../runs/run-to-continue.js";
@@ -16,6 +16,7 @@ import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { readConversation } from "../transcript/read-conversation.js";
 import { EXIT } from "./exit-codes.js";
 import { checkpointOf, ownerOf } from "./fork-run.js";
+import { restoreCheckpoint } from "./restore-checkpoint.js";
 import type { RunsIo } from "./runs-command.js";
 
 /** `harness runs diff RUN [--step N] [--output-format json]`. */
@@ -76,10 +77,9 @@ export async function runsRestoreCommand(
     throw new ConfigError(`runs restore: ${(error as Error).message}`);
   }
   const { workspace } = await readConversation(run.transcriptPath);
-  const restored = await restoreManifest(manifest, target, {
-    checkpointsDir: checkpointsDirOf(run.transcriptPath),
-    owner: await ownerOf(workspace, dirname(target)),
-  });
+  const owner = await ownerOf(workspace, dirname(target));
+  const { restored, lines } = await restoreCheckpoint(run.transcriptPath, manifest, target, owner);
+  for (const line of lines) io.stderr(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
   io.stdout(
     sanitizeForTerminal(
       `restored step ${step} of run ${run.id} into ${target}: ${restored.files} file(s), ${restored.directories} directorie(s), ${restored.symlinks} symlink(s), ${restored.bytes} bytes\n`,

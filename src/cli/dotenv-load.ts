@@ -10,6 +10,7 @@ import { isProcessAlive } from "../state/liveness.js";
 import { type DotenvFacts, type Doubt, decideDotenv } from "./dotenv-policy.js";
 import {
   addHash,
+  isSandboxWritten,
   readEnvFileRecord,
   readSpans,
   setDotenvRecordsRoot,
@@ -58,13 +59,14 @@ export function readEnvFile(path: string): EnvFileRead {
 const SLACK_MS = 2000;
 
 /**
- * Whether `path` may come from a sandbox: its content was recorded as sandbox-written, or it last
- * changed while a bind-mode sandbox of a directory holding it could write there.
+ * Whether `path` may come from a sandbox: its content was recorded as sandbox-written (at this path
+ * or at any other), or it last changed while a bind-mode sandbox of a directory holding it could
+ * write there.
  */
 export function doubtOf(path: string, hash: string, ctimeMs: number): Doubt | undefined {
   const record = readEnvFileRecord(path);
   if (record.trusted.includes(hash)) return undefined;
-  if (record.sandbox.includes(hash)) return { kind: "sandbox-wrote" };
+  if (record.sandbox.includes(hash) || isSandboxWritten(hash)) return { kind: "sandbox-wrote" };
   for (let dir = dirname(path); ; dir = dirname(dir)) {
     for (const span of readSpans(dir)) {
       // An open span of a live harness is a run going on; of a dead one, a run nobody finished.

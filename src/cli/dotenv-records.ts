@@ -2,6 +2,8 @@
  * What harness remembers about `.env` files, in its state directory (which no sandbox can write):
  * - per `.env` path: the content it loaded last, contents the user trusts, and contents a sandbox
  *   wrote (seen changing during a run, or written by copy mode's apply);
+ * - per content, wherever a file holding it is now: contents a sandbox wrote (a `.env` copied or
+ *   restored from a checkpoint into another directory is still the sandbox's);
  * - per bind workspace: the spans of time during which a sandbox could write it (a run's start to
  *   the end of its leftover processes). A span whose harness died stays open until a later run of
  *   the same workspace has ended what was left.
@@ -10,7 +12,15 @@
  */
 
 import { createHash } from "node:crypto";
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import createDebug from "debug";
 import { harnessStateDir } from "../state/state-dir.js";
@@ -94,6 +104,39 @@ export function addHash(list: string[], hash: string, other?: string[]): void {
     const there = other.indexOf(hash);
     if (there >= 0) other.splice(there, 1);
   }
+}
+
+/** `sandbox-written/<sha256>`: an empty file per content a sandbox wrote. */
+function sandboxContentPath(hash: string): string | undefined {
+  return /^[0-9a-f]{64}$/.test(hash) ? join(recordsRoot(), "sandbox-written", hash) : undefined;
+}
+
+/** Records that a sandbox wrote this content, wherever it goes. Never throws. */
+export function markSandboxWritten(hash: string): void {
+  const path = sandboxContentPath(hash);
+  if (path === undefined) return;
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(path, "", { mode: 0o600 });
+  } catch (error) {
+    log("recording %s as sandbox-written failed: %s", hash, (error as Error).message);
+  }
+}
+
+/** The user read this content and vouches for it (`harness trust-env`). Never throws. */
+export function unmarkSandboxWritten(hash: string): void {
+  const path = sandboxContentPath(hash);
+  try {
+    if (path !== undefined) rmSync(path, { force: true });
+  } catch (error) {
+    log("forgetting %s as sandbox-written failed: %s", hash, (error as Error).message);
+  }
+}
+
+/** Whether a sandbox wrote this content (anywhere). */
+export function isSandboxWritten(hash: string): boolean {
+  const path = sandboxContentPath(hash);
+  return path !== undefined && existsSync(path);
 }
 
 /** A span of time during which a sandbox could write `workspace`; open while `end` is unset. */

@@ -7,7 +7,8 @@
  *   under it whose last change falls in one), opened first so that a harness that dies mid-run
  *   leaves it open;
  * - the content of each `.env` harness would load (the workspace's own and the current
- *   directory's, when inside the workspace) that changed meanwhile, as sandbox-written.
+ *   directory's, when inside the workspace) that changed meanwhile, as sandbox-written, at its path
+ *   and wherever that content goes.
  * and gives a line for each such `.env`.
  */
 
@@ -16,7 +17,14 @@ import { join, relative, resolve } from "node:path";
 import createDebug from "debug";
 import { isProcessAlive } from "../state/liveness.js";
 import { readEnvFile } from "./dotenv-load.js";
-import { addHash, appendSpan, readSpans, updateEnvFileRecord, type WriteSpan } from "./dotenv-records.js";
+import {
+  addHash,
+  appendSpan,
+  markSandboxWritten,
+  readSpans,
+  updateEnvFileRecord,
+  type WriteSpan,
+} from "./dotenv-records.js";
 
 const log = createDebug("harness:dotenv");
 
@@ -69,6 +77,7 @@ export function watchEnvFiles(workspace: string, cwd: string = process.cwd()): E
         if (now === was || now === "absent") continue;
         if (read.kind === "file") {
           updateEnvFileRecord(path, (record) => addHash(record.sandbox, read.hash, record.trusted));
+          markSandboxWritten(read.hash);
         }
         const what = was === "absent" ? "created" : "changed";
         lines.push(

@@ -8,13 +8,14 @@ import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { checkpointsDirOf } from "../checkpoints/checkpoint-paths.js";
 import type { Manifest } from "../checkpoints/checkpoint-types.js";
-import { prepareTarget, type RestoreResult, restoreManifest } from "../checkpoints/restore.js";
+import { prepareTarget, type RestoreResult } from "../checkpoints/restore.js";
 import { manifestAt, readSteps, stepsOf } from "../checkpoints/step-log.js";
 import { ConfigError } from "../errors.js";
 import type { MessageParam } from "../model/model-client.js";
 import { namedRun, type RunToContinue } from "../runs/run-to-continue.js";
 import { runsDir } from "../state/run-layout.js";
 import { readConversation } from "../transcript/read-conversation.js";
+import { restoreCheckpoint } from "./restore-checkpoint.js";
 
 /** A run and step, as `RUN@N` names them. */
 export interface StepRef {
@@ -28,6 +29,8 @@ export interface ForkedRun extends StepRef {
   messages: MessageParam[];
   /** What was written into the workspace. */
   restored: RestoreResult;
+  /** What was left out of it, and the `.env` files the sandbox wrote: one line each. */
+  notes: string[];
 }
 
 /** `RUN@N` → the run (id, prefix or transcript path) and step. Throws `ConfigError`. */
@@ -85,11 +88,8 @@ export async function prepareFork(
     throw new ConfigError(`--fork: ${(error as Error).message}`);
   }
   const owner = await ownerOf(conversation.workspace, dirname(target));
-  const restored = await restoreManifest(manifest, target, {
-    checkpointsDir: checkpointsDirOf(ref.run.transcriptPath),
-    owner,
-  });
-  return { ...ref, messages: ref.step === 0 ? [] : conversation.messages, restored };
+  const { restored, lines } = await restoreCheckpoint(ref.run.transcriptPath, manifest, target, owner);
+  return { ...ref, messages: ref.step === 0 ? [] : conversation.messages, restored, notes: lines };
 }
 
 /** The owner of the recorded workspace, or (gone) of the directory the new one is made in. */

@@ -6,9 +6,8 @@
 import { chown, mkdtemp, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { checkpointsDirOf } from "../checkpoints/checkpoint-paths.js";
 import type { Manifest } from "../checkpoints/checkpoint-types.js";
-import { prepareTarget, restoreManifest } from "../checkpoints/restore.js";
+import { prepareTarget } from "../checkpoints/restore.js";
 import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { formatCall, formatSummary, reportToJson } from "../replay/format-report.js";
@@ -24,6 +23,7 @@ import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { RunStartEgress } from "../transcript/transcript-records.js";
 import { EXIT } from "./exit-codes.js";
 import { checkpointOf, ownerOf } from "./fork-run.js";
+import { restoreCheckpoint } from "./restore-checkpoint.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
 /** `replay`'s flags besides the sandbox ones. */
@@ -60,7 +60,9 @@ export async function replayCommand(path: string, flags: ReplayFlags, signal: Ab
   const workspace = temporary ? await makeTemporaryWorkspace(checked.user) : checked.workspace;
   if (from !== undefined) {
     const owner = temporary ? await stat(workspace) : await ownerOf(undefined, dirname(workspace));
-    await restoreManifest(from.manifest, workspace, { checkpointsDir: checkpointsDirOf(path), owner });
+    const { lines } = await restoreCheckpoint(path, from.manifest, workspace, owner);
+    for (const line of lines)
+      process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
   }
   const calls = from === undefined ? transcript.calls : transcript.calls.filter((call) => call.n > from.step);
   const json = flags.outputFormat === "json";

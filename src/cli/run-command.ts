@@ -160,11 +160,12 @@ function reportRefusal(error: HostPathError): void {
   process.stderr.write(`harness: ${error.message}\n`);
 }
 
-/** One stderr line naming the run forked from and what was restored. */
+/** One stderr line naming the run forked from and what was restored, then one per path left out. */
 function reportFork(fork: ForkedRun, workspace: string): void {
   const { files, directories, symlinks } = fork.restored;
   const line = `forked from run ${fork.run.id} at step ${fork.step} (${fork.messages.length} messages); restored ${files} file(s), ${directories} directorie(s), ${symlinks} symlink(s) into ${workspace}`;
-  process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
+  for (const text of [line, ...fork.notes])
+    process.stderr.write(`harness: ${sanitizeForTerminal(text, { oneLine: true })}\n`);
 }
 
 /** One stderr line naming the run that goes on (stdout stays the run's output in every format). */

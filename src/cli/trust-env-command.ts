@@ -7,7 +7,7 @@ import { parse } from "dotenv";
 import { ConfigError } from "../errors.js";
 import { isGuardedKey } from "./dotenv-keys.js";
 import { readEnvFile } from "./dotenv-load.js";
-import { addHash, updateEnvFileRecord } from "./dotenv-records.js";
+import { addHash, unmarkSandboxWritten, updateEnvFileRecord } from "./dotenv-records.js";
 import { EXIT } from "./exit-codes.js";
 
 export function trustEnvCommand(file: string | undefined): number {
@@ -17,6 +17,7 @@ export function trustEnvCommand(file: string | undefined): number {
   if (read.kind === "not-a-file")
     throw new ConfigError(`${path} is ${read.what}: harness loads only a regular file`);
   updateEnvFileRecord(path, (record) => addHash(record.trusted, read.hash, record.sandbox));
+  unmarkSandboxWritten(read.hash);
   const guarded = Object.keys(parse(read.content)).filter(isGuardedKey);
   process.stderr.write(
     `harness: trusting this content of ${path} (sha256 ${read.hash.slice(0, 12)}); it sets ${guarded.length > 0 ? guarded.join(", ") : "no guarded key"}\n`,

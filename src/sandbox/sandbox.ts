@@ -24,6 +24,8 @@ export interface WorkspaceChanges {
   unsafeNames: string[];
   /** Changed paths the user also changed on the host during the run: shown, never applied. */
   conflicts: string[];
+  /** Changes the apply will refuse (protected paths, git's rule), as the review found them. */
+  refused?: Refusal[];
 }
 
 /** What `applyChanges` did: refusals are data, by path and reason. */

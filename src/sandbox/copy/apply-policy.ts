@@ -8,7 +8,11 @@ import {
   normalizeProtectPath,
   type ProtectOptions,
 } from "../host/git/protected-paths.js";
-import type { ScannedEntry, WorkspaceScan } from "./workspace-scan.js";
+import type { Refusal } from "../host/paths/strict-paths.js";
+import { gitRuleRefusals } from "./git-refusals.js";
+import type { Change } from "./tree-diff.js";
+import type { WorkspaceCopyPlan } from "./workspace-archive.js";
+import { type ScannedEntry, scanWorkspace, type WorkspaceScan } from "./workspace-scan.js";
 
 /**
  * The git surface (git-surface.ts) inside any git directory: `commondir` names the directory git
@@ -51,12 +55,31 @@ export function protectedPathRefusal(protect: ProtectOptions = {}): PathPolicy {
 }
 
 /**
- * The policy for applying to the workspace `root`: protectedPathRefusal, with the paths the host's
- * .git/config names in the work tree too (a hooks directory, an included config).
+ * The policy for applying `changes` to the workspace `plan.root`: protectedPathRefusal, with the
+ * paths the host's .git/config names in the work tree too (a hooks directory, an included config),
+ * and git's rule over the whole tree (git-refusals.ts). `host` is a scan of the workspace made now;
+ * without it, one is made. `--no-protect` lifts all of it.
  */
-export async function workspaceRefusal(root: string, protect: ProtectOptions = {}): Promise<PathPolicy> {
-  const named = (await configNamedPaths(root)).map((p) => p.path);
-  return protectedPathRefusal({ ...protect, extraPaths: [...(protect.extraPaths ?? []), ...named] });
+export async function workspaceRefusal(
+  plan: Pick<WorkspaceCopyPlan, "root" | "ignored" | "maxEntries">,
+  protect: ProtectOptions = {},
+  changes: readonly Change[] = [],
+  host?: readonly ScannedEntry[],
+): Promise<PathPolicy> {
+  if (protect.disabled) return () => undefined;
+  const named = (await configNamedPaths(plan.root)).map((p) => p.path);
+  const paths = protectedPathRefusal({ ...protect, extraPaths: [...(protect.extraPaths ?? []), ...named] });
+  const entries = host ?? (await scanWorkspace(plan.root, plan.ignored, plan.maxEntries)).entries;
+  const git = await gitRuleRefusals(plan.root, entries, changes, plan.ignored);
+  return (path, type) => paths(path, type) ?? git.get(path);
+}
+
+/** What `policy` refuses among `changes`, one line each, for the review before the apply. */
+export function refusalsOf(policy: PathPolicy, changes: readonly Change[]): Refusal[] {
+  return changes.flatMap((c) => {
+    const reason = policy(c.path, c.kind === "D" ? undefined : c.after?.type);
+    return reason === undefined ? [] : [{ path: c.path, reason }];
+  });
 }
 
 function sameEntry(a: ScannedEntry, b: ScannedEntry): boolean {

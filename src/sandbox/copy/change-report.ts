@@ -4,6 +4,7 @@
  * rewrote thousands of files still prints a readable page.
  */
 
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
 import { unifiedDiff } from "../../text/text-diff.js";
 import { type BeneathRoot, withBeneath } from "../host/paths/beneath.js";
 import { type Change, type ChangeCounts, displayPath, formatChange } from "./tree-diff.js";
@@ -28,11 +29,15 @@ export function summarizeChanges(
   changes: readonly Change[],
   counts: ChangeCounts,
   conflicts: readonly string[] = [],
+  refused: readonly { path: string; reason: string }[] = [],
 ): string {
   const lines = changes.map(formatChange);
   for (const path of conflicts) {
     lines.push(`! ${displayPath(path)}: also changed on the host during the run; it will be left as it is`);
   }
+  // A reason can quote a path the sandbox chose: one line, whatever it holds.
+  for (const r of refused)
+    lines.push(`! ${displayPath(r.path)}: ${sanitizeForTerminal(r.reason, { oneLine: true })}`);
   const total = counts.added + counts.modified + counts.deleted;
   lines.push(
     `${total} change${total === 1 ? "" : "s"}: ${counts.added} added, ${counts.modified} modified, ${counts.deleted} deleted`,

@@ -1,5 +1,6 @@
+import type { ProtectOptions } from "../host/git/protected-paths.js";
 import type { WorkspaceChanges } from "../sandbox.js";
-import { hostChangesSince } from "./apply-policy.js";
+import { hostChangesSince, refusalsOf, workspaceRefusal } from "./apply-policy.js";
 import { DEFAULT_REPORT_LIMITS, renderDiffs, summarizeChanges } from "./change-report.js";
 import type { SandboxArchive } from "./sandbox-archive.js";
 import { readSandboxTree } from "./sandbox-tree.js";
@@ -14,6 +15,7 @@ import { hostTree, scanWorkspace } from "./workspace-scan.js";
 export async function exportCopyChanges(
   plan: WorkspaceCopyPlan,
   archive: SandboxArchive,
+  protect: ProtectOptions = {},
 ): Promise<WorkspaceChanges> {
   const scan = await scanWorkspace(plan.root, plan.ignored, plan.maxEntries);
   // After hostTree: it adds the files it could not read to scan.skipped.
@@ -45,10 +47,13 @@ export async function exportCopyChanges(
   );
   const conflicts = changes.filter((c) => since.changedOnHost(c.path)).map((c) => c.path);
   const counts = countChanges(changes);
+  // What the apply will refuse, as the workspace is now (the apply decides again, then).
+  const refused = refusalsOf(await workspaceRefusal(plan, protect, changes, scan.entries), changes);
   return {
     changes,
     counts,
-    summary: summarizeChanges(changes, counts, conflicts),
+    summary: summarizeChanges(changes, counts, conflicts, refused),
+    refused,
     diff: await renderDiffs(changes, plan.root, sandbox.contents, limits),
     skipped,
     unsafeNames: sandbox.unsafeNames,

@@ -99,12 +99,12 @@ export class PodCopiedWorkspace implements CopiedWorkspace {
 
   async exportChanges(): Promise<WorkspaceChanges> {
     await this.options.quiesce();
-    return exportCopyChanges(this.plan, this.archive());
+    return exportCopyChanges(this.plan, this.archive(), this.options.protect);
   }
 
   async applyChanges(reviewed: WorkspaceChanges): Promise<ApplyResult> {
     await this.options.quiesce();
-    const refusePath = await workspaceRefusal(this.plan.root, this.options.protect);
+    const refusePath = await workspaceRefusal(this.plan, this.options.protect, reviewed.changes);
     return applyCopyChanges(this.plan, this.archive(), reviewed, refusePath);
   }
 

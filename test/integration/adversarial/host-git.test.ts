@@ -18,20 +18,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { copyOf } from "../../support/copied.js";
 import { skipDocker } from "../../support/docker-available.js";
-import { makeWorkspace, TEST_GID, TEST_UID } from "../../support/workspace.js";
-
-/** Host git as its owner would run it: no protective flags. safe.directory because tests may run as root. */
-function hostGit(ws: string, args: string[]): string {
-  const who = ["-c", "safe.directory=*", "-c", "user.name=host", "-c", "user.email=host@example.invalid"];
-  return execFileSync("git", [...who, "-C", ws, ...args], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-}
-
-function chownAll(path: string): void {
-  if (process.getuid?.() === 0) execFileSync("chown", ["-R", "-h", `${TEST_UID}:${TEST_GID}`, path]);
-}
+import { chownAll, hostGit } from "../../support/host-git.js";
+import { makeWorkspace } from "../../support/workspace.js";
 
 /**
  * A committed repository with a submodule (so `.git/modules/lib` exists), owned by the sandbox user.
@@ -199,8 +187,12 @@ describe.skipIf(skipDocker)("adversarial: making the host's git run a command", 
       await sandbox.stop();
     }
     const report = lines.join("\n");
-    expect(report).toMatch(/moved aside 4 files the sandbox created or changed/);
+    // .evil is a repository to git itself (HEAD, objects, refs): what makes it one moves too.
+    expect(report).toMatch(/moved aside 7 files the sandbox created or changed/);
+    expect(report).toContain("moved aside .evil/HEAD (created: git would take .evil for a repository)");
     for (const path of [
+      ".evil/config",
+      ".evil/objects/info/alternates",
       ".git/commondir",
       "sub/.git",
       "vendor/dep/.git",

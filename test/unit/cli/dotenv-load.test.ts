@@ -1,10 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { loadDotenvFile } from "../../../src/cli/dotenv-load.js";
-import { appendSpan, setDotenvRecordsRoot } from "../../../src/cli/dotenv-records.js";
+import {
+  appendSpan,
+  markSandboxWritten,
+  setDotenvRecordsRoot,
+  sha256,
+} from "../../../src/cli/dotenv-records.js";
 import { watchEnvFiles } from "../../../src/cli/env-file-watch.js";
 import { trustEnvCommand } from "../../../src/cli/trust-env-command.js";
 
@@ -112,6 +117,35 @@ describe("loading ./.env", () => {
     writeFileSync(join(ws, "sub", ".env"), ATTACK);
     expect(watch.close()).toHaveLength(1);
     expect(load(join(ws, "sub")).lines[0]).toMatch(/a sandbox wrote it/);
+  });
+
+  it("refuses the content a sandbox wrote wherever it is copied, until it is trusted there", () => {
+    const watch = watchEnvFiles(ws, ws);
+    writeFileSync(join(ws, ".env"), ATTACK);
+    watch.close();
+    const elsewhere = join(root, "elsewhere");
+    mkdirSync(elsewhere);
+    // cp gives it a new path and a new ctime that no sandbox's span covers: only its content says.
+    copyFileSync(join(ws, ".env"), join(elsewhere, ".env"));
+    const copied = load(elsewhere);
+    expect(copied.env["ANTHROPIC_BASE_URL"]).toBeUndefined();
+    expect(copied.lines[0]).toMatch(
+      /not loading .*ANTHROPIC_BASE_URL.* from .*elsewhere\/\.env: a sandbox wrote it/,
+    );
+
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      trustEnvCommand(join(elsewhere, ".env"));
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(load(elsewhere).env["ANTHROPIC_BASE_URL"]).toBe("http://127.0.0.1:9");
+    // A content marked by a restore is refused the same way (restore-checkpoint.ts marks it).
+    const restored = join(root, "restored");
+    mkdirSync(restored);
+    writeFileSync(join(restored, ".env"), "ANTHROPIC_BASE_URL=http://127.0.0.1:8\n");
+    markSandboxWritten(sha256("ANTHROPIC_BASE_URL=http://127.0.0.1:8\n"));
+    expect(load(restored).env["ANTHROPIC_BASE_URL"]).toBeUndefined();
   });
 
   it("refuses a .env anywhere below a workspace that changed while a sandbox could write there", () => {

@@ -97,7 +97,7 @@ export class CopyIsolation implements Isolation, CopiedWorkspace {
     await stopSharing(this.docker, this.plan.root, this.options.onProgress);
     const container = this.started();
     await stopCopyContainer(container);
-    return exportCopyChanges(this.plan, dockerArchive(container, this.workdir));
+    return exportCopyChanges(this.plan, dockerArchive(container, this.workdir), this.options.protect);
   }
 
   async applyChanges(reviewed: WorkspaceChanges): Promise<ApplyResult> {
@@ -105,7 +105,7 @@ export class CopyIsolation implements Isolation, CopiedWorkspace {
     // is read once no bind-mode sandbox of the workspace runs: one run with --no-protect could
     // still rewrite it between the read and its stop.
     await stopSharing(this.docker, this.plan.root, this.options.onProgress);
-    const refusePath = await workspaceRefusal(this.plan.root, this.options.protect);
+    const refusePath = await workspaceRefusal(this.plan, this.options.protect, reviewed.changes);
     const archive = dockerArchive(this.started(), this.workdir);
     return applyCopyChanges(this.plan, archive, reviewed, refusePath);
   }

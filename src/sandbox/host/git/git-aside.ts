@@ -41,7 +41,8 @@ export interface AsideResult {
   /** The quarantine's id (what `harness restore-git` takes) and directory; absent when nothing moved. */
   id?: string;
   dir?: string;
-  moved: AsideItem[];
+  /** Each with why it matters when its path does not say (a repository's HEAD). */
+  moved: (AsideItem & { why?: string })[];
   failed: AsideFailure[];
 }
 
@@ -93,23 +94,31 @@ export async function moveGitSurfaceAside(
     const reason = `no quarantine: ${(error as Error).message}`;
     return { moved: [], failed: todo.map((c) => ({ path: c.path, how: c.how, reason })) };
   }
-  const moved: AsideItem[] = [];
+  const moved: (AsideItem & { why?: string })[] = [];
   const failed: AsideFailure[] = [];
   await withBeneath(workspace, async (beneath) => {
     for (const change of todo) {
       const at = await parentOf(beneath, change.path);
       if (typeof at === "string") {
-        failed.push({ path: change.path, how: change.how, reason: at });
+        failed.push({ path: change.path, how: change.how, reason: withWhy(at, change) });
         continue;
       }
       const stored = `items/${moved.length + 1}`;
       try {
         await moveEntry(at.dir, join(quarantine.dir, stored));
-        moved.push({ path: change.path, how: change.how, stored });
+        moved.push({
+          path: change.path,
+          how: change.how,
+          stored,
+          ...(change.why ? { why: change.why } : {}),
+        });
         // After every move: a harness killed half-way still leaves a manifest that restores.
-        await writeManifest(quarantine.dir, { workspace, items: moved });
+        await writeManifest(quarantine.dir, {
+          workspace,
+          items: moved.map(({ path, how, stored }) => ({ path, how, stored })),
+        });
       } catch (error) {
-        failed.push({ path: change.path, how: change.how, reason: why(beneath, error) });
+        failed.push({ path: change.path, how: change.how, reason: withWhy(why(beneath, error), change) });
       }
     }
   }).catch((error: unknown) => {
@@ -125,6 +134,10 @@ export async function moveGitSurfaceAside(
   return { ...quarantine, moved, failed };
 }
 
+function withWhy(reason: string, change: GitSurfaceChange): string {
+  return change.why === undefined ? reason : `${change.why}; ${reason}`;
+}
+
 /** The lines the user sees; none when the run left the surface alone. */
 export function describeGitAside(workspace: string, result: AsideResult): string[] {
   const lines: string[] = [];
@@ -132,7 +145,10 @@ export function describeGitAside(workspace: string, result: AsideResult): string
   if (n > 0) {
     lines.push(
       `moved aside ${n === 1 ? "a file" : `${n} files`} the sandbox created or changed, through which git on this machine could run commands or read outside the repository:`,
-      ...result.moved.map((item) => `  moved aside ${sanitizeForTerminal(item.path)} (${item.how})`),
+      ...result.moved.map(
+        (item) =>
+          `  moved aside ${sanitizeForTerminal(item.path)} (${item.how}${item.why === undefined ? "" : `: ${sanitizeForTerminal(item.why)}`})`,
+      ),
     );
   }
   if (result.failed.length > 0) {

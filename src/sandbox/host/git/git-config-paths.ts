@@ -30,18 +30,28 @@ function configValue(raw: string): string {
 }
 
 /**
- * Paths inside the workspace named by `configText` (the text of `.git/config`). Relative hook paths
- * are taken from the work tree's root, relative includes from `.git/`, as git does; absolute ones
- * count when they lie inside `workspace` (the host path). `~` paths and anything outside are left out.
+ * Paths inside the workspace named by `configText`, the text of a config at `at.configDir` (default
+ * `.git`, workspace-relative) of a repository whose work tree is `at.workTree` (default the root).
+ * Relative hook paths are taken from the work tree, relative includes from the config's directory,
+ * as git does; absolute ones count when they lie inside `workspace` (the host path). `~` paths and
+ * anything outside are left out.
  */
-export function gitConfigWorkspacePaths(configText: string, workspace: string): GitConfigPath[] {
+export function gitConfigWorkspacePaths(
+  configText: string,
+  workspace: string,
+  at: { configDir?: string; workTree?: string } = {},
+): GitConfigPath[] {
+  const configDir = at.configDir ?? ".git";
+  const workTree = at.workTree ?? "";
   const found: GitConfigPath[] = [];
   let section = "";
-  for (const line of configText.split(/\r?\n/)) {
+  // A line that ends in a backslash goes on with the next one; a key may follow its section's
+  // header on the same line (`[include] path = x`).
+  for (let line of configText.replace(/\\\r?\n/g, "").split(/\r?\n/)) {
     const header = /^\s*\[([^\]"\s]+)(?:\s+"[^"]*")?\s*\]/.exec(line);
     if (header) {
       section = (header[1] ?? "").toLowerCase();
-      continue;
+      line = line.slice(header[0].length);
     }
     const entry = /^\s*([A-Za-z][\w-]*)\s*=\s*(.*)$/.exec(line);
     if (!entry) continue;
@@ -51,9 +61,9 @@ export function gitConfigWorkspacePaths(configText: string, workspace: string): 
     let base: string;
     let named: GitConfigPath["key"];
     let type: GitConfigPath["type"];
-    if (key === "core.hookspath") [base, named, type] = ["", "core.hooksPath", "directory"];
+    if (key === "core.hookspath") [base, named, type] = [workTree, "core.hooksPath", "directory"];
     else if (key === "include.path" || key === "includeif.path")
-      [base, named, type] = [".git", "include.path", "file"];
+      [base, named, type] = [configDir, "include.path", "file"];
     else continue;
     const relative = value.startsWith("/")
       ? posix.relative(workspace, posix.normalize(value))

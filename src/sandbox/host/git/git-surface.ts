@@ -1,43 +1,37 @@
 /**
- * The files through which a workspace can make the host's git run a command or read outside the
- * repository, fingerprinted so that a run's changes to them are noticed. Read-only mounts
- * (protected-paths.ts) cover what exists when the sandbox opens; what cannot be mounted (a file the
- * task creates, like `.git/commondir`, or a repository it plants anywhere in the work tree and adds
- * to the index as a gitlink, which `git status` then enters) is found here by comparing the surface
- * before and after a run.
+ * Bind mode: the git surface (git-rule.ts) of the workspace on disk, fingerprinted so that a run's
+ * changes to it are noticed. Read-only mounts (protected-paths.ts) cover what exists when the
+ * sandbox opens; what cannot be mounted (a file the task creates, like `.git/commondir`, a
+ * repository it plants anywhere in the work tree, `git init --bare docs`, or makes of the
+ * workspace's root) is found here by comparing the surface before and after a run.
  *
- * In a git directory (`.git`, `.git/modules/NAME`, `.git/worktrees/NAME`, or a nested repository's):
- * - `config`, `config.worktree`: core.fsmonitor, core.hooksPath, core.pager, filters, aliases, includes;
- * - `commondir`: the directory git reads `config` (and hooks) from instead;
- * - `gitdir` (a worktree's way back), `objects/info/alternates` and `http-alternates`: object stores
- *   anywhere on the host;
- * - everything under `hooks/`.
- * Anywhere in the work tree: every `.git` entry itself (a directory, a `gitdir:` file, a symlink).
- *
- * Only lstat, readdir and O_NOFOLLOW reads: nothing here follows a symlink the sandbox made. Names
- * are read as bytes and kept lossless (byte-names.ts): a repository under `$'d\xff'` is seen too.
+ * The walk lists every directory of the workspace; in a git directory it records `objects/`,
+ * `refs/` and `logs/` without entering them (but `objects/info/`). Only lstat, readdir and
+ * O_NOFOLLOW reads: nothing here follows a symlink the sandbox made. Names are read as bytes and
+ * kept lossless (byte-names.ts): a repository under `$'d\xff'` is seen too.
  */
 import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { lstat, open, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { fsPath, nameFromBytes, readdirLossless } from "../paths/byte-names.js";
+import {
+  childPath,
+  type GitSurface,
+  gitSurfaceOf,
+  headIsValid,
+  NOT_ENTERED_IN_GIT_DIR,
+  type RuleEntry,
+  type SurfaceView,
+} from "./git-rule.js";
 
-/** Workspace-relative path → fingerprint ("dir", "file:<sha256>:<mode>", "symlink:<target>", "other"). */
-export type GitSurface = Map<string, string>;
+export type { GitSurface, GitSurfaceChange } from "./git-rule.js";
+export { gitSurfaceChanges } from "./git-rule.js";
 
-export interface GitSurfaceChange {
-  path: string;
-  how: "created" | "changed";
-}
-
-/** Names inside a git directory that decide what git runs or where it reads. */
-const GIT_DIR_FILES = new Set(["config", "config.worktree", "commondir", "gitdir"]);
-const ALTERNATES = new Set(["alternates", "http-alternates"]);
-/** Git directories that hold nothing of the surface but can hold very many files. */
-const SKIPPED_IN_GIT_DIR = new Set(["refs", "logs", "lfs", "rr-cache"]);
 /** Largest file hashed in full; a larger one is fingerprinted by size and mtime. */
 const MAX_HASHED_BYTES = 4 * 1024 ** 2;
+/** O_NONBLOCK: a fifo swapped in since the lstat must not block the host. */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 async function fingerprint(root: string, path: string): Promise<string | undefined> {
   const full = fsPath(join(root, path));
@@ -50,10 +44,7 @@ async function fingerprint(root: string, path: string): Promise<string | undefin
   if (info.isDirectory()) return "dir";
   if (!info.isFile()) return "other";
   if (info.size > MAX_HASHED_BYTES) return `large:${info.size}:${info.mtimeMs}:${info.mode}`;
-  // O_NONBLOCK: a fifo swapped in since the lstat must not block the host.
-  const handle = await open(full, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
-    () => undefined,
-  );
+  const handle = await open(full, READ_FLAGS).catch(() => undefined);
   if (!handle) return "unreadable";
   try {
     if (!(await handle.stat()).isFile()) return "other";
@@ -64,71 +55,111 @@ async function fingerprint(root: string, path: string): Promise<string | undefin
   }
 }
 
-async function entries(root: string, dir: string): Promise<{ name: string; isDirectory(): boolean }[]> {
-  const found = await readdirLossless(join(root, dir)).catch(() => []);
-  return found.map(({ name, entry }) => ({ name, isDirectory: () => entry.isDirectory() }));
+/** The first `max` bytes of a regular file, never through a link; undefined otherwise. */
+async function firstBytes(root: string, path: string, max: number): Promise<Buffer | undefined> {
+  const handle = await open(fsPath(join(root, path)), READ_FLAGS).catch(() => undefined);
+  if (!handle) return undefined;
+  try {
+    if (!(await handle.stat()).isFile()) return undefined;
+    const buffer = Buffer.alloc(max);
+    const { bytesRead } = await handle.read(buffer, 0, max, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
 }
 
-/** Everything of the surface inside one git directory, including its modules and worktrees. */
-async function scanGitDir(root: string, gitDir: string, into: GitSurface): Promise<void> {
-  const walk = async (dir: string, depth: number): Promise<void> => {
-    for (const entry of await entries(root, dir)) {
-      const path = `${dir}/${entry.name}`;
-      const inHooks = path
-        .slice(gitDir.length + 1)
-        .split("/")
-        .includes("hooks");
-      if (
-        inHooks ||
-        GIT_DIR_FILES.has(entry.name) ||
-        (ALTERNATES.has(entry.name) && dir.endsWith("/objects/info"))
-      ) {
-        const print = await fingerprint(root, path);
-        if (print !== undefined) into.set(path, print);
-      }
-      if (!entry.isDirectory() || depth > 12 || SKIPPED_IN_GIT_DIR.has(entry.name)) continue;
-      // Object stores are huge; only their info/ (alternates) matters.
-      if (entry.name === "objects") {
-        await walk(`${path}/info`, depth + 1);
-        continue;
-      }
-      if (dir.endsWith("/objects")) continue;
-      await walk(path, depth + 1);
-    }
-  };
-  await walk(gitDir, 0);
+/** What a directory listing says of an entry, without following it. */
+function kindOf(entry: {
+  isDirectory(): boolean;
+  isFile(): boolean;
+  isSymbolicLink(): boolean;
+}): RuleEntry["type"] {
+  if (entry.isSymbolicLink()) return "symlink";
+  if (entry.isDirectory()) return "directory";
+  return entry.isFile() ? "file" : "other";
 }
+
+/** Names the rule looks for anywhere; everything else is kept only inside a git directory. */
+const RULE_NAMES = new Set([".git", "HEAD", "refs", "commondir"]);
 
 /**
- * The surface of a whole workspace (a real path): every `.git` in the work tree, and the surface
- * inside each one that is a directory. Symlinked directories are recorded, never entered.
+ * The entries of the workspace (a real path) the rule needs, by one walk that lists every directory
+ * and never enters a link: RULE_NAMES anywhere, and everything in a git directory.
  */
-export async function scanGitSurface(root: string): Promise<GitSurface> {
-  const surface: GitSurface = new Map();
-  const walk = async (dir: string): Promise<void> => {
-    for (const entry of await entries(root, dir)) {
-      const path = dir === "" ? entry.name : `${dir}/${entry.name}`;
-      if (entry.name === ".git") {
-        const print = await fingerprint(root, path);
-        if (print === undefined) continue;
-        surface.set(path, print);
-        if (print === "dir") await scanGitDir(root, path, surface);
-        continue;
-      }
-      if (entry.isDirectory()) await walk(path);
+async function listWorkspace(root: string): Promise<Map<string, RuleEntry>> {
+  const entries = new Map<string, RuleEntry>();
+  const walk = async (dir: string, inGitDir: boolean, only?: string): Promise<void> => {
+    const listed = (await readdirLossless(join(root, dir)).catch(() => [])).filter(
+      ({ name }) => only === undefined || name === only,
+    );
+    const here = new Map<string, RuleEntry>();
+    for (const { name, entry } of listed) {
+      if (RULE_NAMES.has(name) || inGitDir)
+        here.set(name, await entryAt(root, childPath(dir, name), kindOf(entry)));
+    }
+    const gitDir = dir === ".git" || dir.endsWith("/.git") || (await looksLikeGitDir(root, dir, here));
+    for (const { name, entry } of listed) {
+      // A directory the rule has just found to be a git directory: what it holds counts.
+      if (gitDir && !here.has(name)) here.set(name, await entryAt(root, childPath(dir, name), kindOf(entry)));
+    }
+    for (const [name, seen] of here) entries.set(childPath(dir, name), seen);
+    for (const { name, entry } of listed) {
+      if (!entry.isDirectory()) continue;
+      if (gitDir && name === "objects") await walk(childPath(dir, name), true, "info");
+      else if (!gitDir || !NOT_ENTERED_IN_GIT_DIR.has(name))
+        await walk(childPath(dir, name), inGitDir || gitDir);
     }
   };
-  await walk("");
-  return surface;
+  await walk("", false);
+  return entries;
 }
 
-/** What a run created or changed on the surface; removals are left out (they cannot run anything). */
-export function gitSurfaceChanges(before: GitSurface, after: GitSurface): GitSurfaceChange[] {
-  const changes: GitSurfaceChange[] = [];
-  for (const [path, print] of after) {
-    const was = before.get(path);
-    if (was === undefined) changes.push({ path, how: "created" });
-    else if (was !== print) changes.push({ path, how: "changed" });
-  }
-  return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+async function entryAt(root: string, path: string, type: RuleEntry["type"]): Promise<RuleEntry> {
+  if (type !== "symlink") return { type };
+  const target = await readlink(fsPath(join(root, path)), { encoding: "buffer" }).catch(() => undefined);
+  return { type, linkname: target === undefined ? "" : nameFromBytes(target) };
+}
+
+/** What is at `path` now, lstat only. */
+async function lstatEntry(root: string, path: string): Promise<RuleEntry | undefined> {
+  const info = await lstat(fsPath(join(root, path))).catch(() => undefined);
+  return info === undefined ? undefined : entryAt(root, path, kindOf(info));
+}
+
+/** Every path below `dir`, by a walk that never enters a link. */
+async function pathsBelow(root: string, dir: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (at: string, depth: number): Promise<void> => {
+    for (const { name, entry } of await readdirLossless(join(root, at)).catch(() => [])) {
+      found.push(childPath(at, name));
+      if (entry.isDirectory() && depth < 12) await walk(childPath(at, name), depth + 1);
+    }
+  };
+  await walk(dir, 0);
+  return found;
+}
+
+/** Whether `dir` is a git directory by git's rule, from its listing (and HEAD's bytes). */
+async function looksLikeGitDir(root: string, dir: string, here: Map<string, RuleEntry>): Promise<boolean> {
+  const head = here.get("HEAD");
+  if (head === undefined || (!here.has("refs") && !here.has("commondir"))) return false;
+  const bytes = head.type === "file" ? await firstBytes(root, childPath(dir, "HEAD"), 255) : undefined;
+  return headIsValid(head, bytes);
+}
+
+/** The workspace on disk as the rule reads it. */
+export async function workspaceView(root: string): Promise<SurfaceView> {
+  return {
+    entries: await listWorkspace(root),
+    entry: (path) => lstatEntry(root, path),
+    below: (dir) => pathsBelow(root, dir),
+    print: (path) => fingerprint(root, path),
+    bytes: (path, max) => firstBytes(root, path, max),
+  };
+}
+
+/** The surface of a whole workspace (a real path). */
+export async function scanGitSurface(root: string): Promise<GitSurface> {
+  return gitSurfaceOf(await workspaceView(root), root);
 }

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyCopyChanges } from "../../../../src/sandbox/copy/apply-copy-changes.js";
-import { protectedPathRefusal } from "../../../../src/sandbox/copy/apply-policy.js";
+import { protectedPathRefusal, workspaceRefusal } from "../../../../src/sandbox/copy/apply-policy.js";
 import { exportCopyChanges } from "../../../../src/sandbox/copy/export-copy-changes.js";
 import type { SandboxArchive } from "../../../../src/sandbox/copy/sandbox-archive.js";
 import { planWorkspaceCopy } from "../../../../src/sandbox/copy/workspace-archive.js";
@@ -68,8 +68,9 @@ async function runAndApply(commands: string, protect: ProtectOptions = {}) {
   const plan = await planWorkspaceCopy(ws, 1024 ** 3);
   execFileSync("cp", ["-a", `${ws}/.`, copy]);
   execFileSync("sh", ["-ec", commands], { cwd: copy, stdio: "pipe" });
-  const changes = await exportCopyChanges(plan, fakeArchive);
-  const applied = await applyCopyChanges(plan, fakeArchive, changes, protectedPathRefusal(protect));
+  const changes = await exportCopyChanges(plan, fakeArchive, protect);
+  const policy = await workspaceRefusal(plan, protect, changes.changes);
+  const applied = await applyCopyChanges(plan, fakeArchive, changes, policy);
   return { changes, applied, refusedPaths: applied.refused.map((r) => r.path) };
 }
 
@@ -254,5 +255,59 @@ describe("applying copy mode's changes never plants git commands or touches prot
     );
     expect(fresh.refusedPaths).toEqual([".github"]);
     expect(existsSync(join(ws, ".github"))).toBe(false);
+  });
+});
+
+describe("applying copy mode's changes never makes a repository git would find", () => {
+  const BARE = (dir: string, marker: string) =>
+    `git init -q --bare ${dir} && git -C ${dir} config core.bare false && git -C ${dir} config core.worktree . && git -C ${dir} config core.fsmonitor 'touch ${marker}'`;
+
+  it("refuses what makes a folder or the root a repository, applies the rest, and the review says so", async () => {
+    mkdirSync(join(ws, "pkg"));
+    const marker = join(base, "RAN-bare");
+    const { changes, applied, refusedPaths } = await runAndApply(
+      `${BARE("docs", marker)} && ${BARE(".", marker)}`,
+    );
+    for (const path of [
+      "HEAD",
+      "refs",
+      "config",
+      "hooks",
+      "docs/HEAD",
+      "docs/refs",
+      "docs/config",
+      "docs/hooks",
+    ]) {
+      expect(refusedPaths).toContain(path);
+      expect(changes.summary).toContain(`\n! ${path}: `);
+    }
+    expect(applied.refused.find((r) => r.path === "docs/HEAD")?.reason).toBe(
+      "git on the host would take docs for a repository; not applied",
+    );
+    expect(applied.refused.find((r) => r.path === "HEAD")?.reason).toBe(
+      "git on the host would take the workspace's root for a repository; not applied",
+    );
+    expect(applied.written).toContain("docs/description");
+    for (const dir of ["", "pkg", "docs"]) {
+      try {
+        git(join(ws, dir), "status");
+      } catch {}
+    }
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it("looks on the host for what its ignore rules kept out of the copy (a HEAD)", async () => {
+    mkdirSync(join(ws, "docs"));
+    writeFileSync(join(ws, "docs/HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(join(ws, ".harnessignore"), "/docs/HEAD\n");
+    const marker = join(base, "RAN-ignored");
+    const { refusedPaths } = await runAndApply(
+      `mkdir -p docs/refs docs/objects && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = touch ${marker}\\n' > docs/config`,
+    );
+    expect(refusedPaths).toEqual(expect.arrayContaining(["docs/refs", "docs/config"]));
+    try {
+      git(join(ws, "docs"), "status");
+    } catch {}
+    expect(existsSync(marker)).toBe(false);
   });
 });

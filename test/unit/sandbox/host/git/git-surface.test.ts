@@ -63,6 +63,34 @@ describe("scanGitSurface", () => {
   });
 });
 
+describe("scanGitSurface: repositories by git's rule", () => {
+  it("finds a bare repository anywhere, the root included, without entering its objects", async () => {
+    put("HEAD", "ref: refs/heads/main\n");
+    mkdirSync(join(ws, "refs/heads"), { recursive: true });
+    put("config", "[core]\n\tbare = false\n");
+    put("objects/ab/config", "an object directory is never walked");
+    put("objects/info/alternates", "/etc\n");
+    put("src/config", "a project file\n");
+    put("docs/HEAD", "0123456789abcdef0123456789abcdef01234567\n");
+    put("docs/commondir", "../elsewhere\n");
+    put("docs/hooks/post-checkout", "x");
+    put("notes/HEAD", "not a ref\n");
+    mkdirSync(join(ws, "notes/refs"));
+    put("notes/refs/inner/.git", "gitdir: /x\n");
+    const surface = await scanGitSurface(ws);
+    expect([...surface.keys()].sort()).toEqual([
+      "HEAD",
+      "config",
+      "docs/HEAD",
+      "docs/commondir",
+      "docs/hooks",
+      "docs/hooks/post-checkout",
+      "notes/refs/inner/.git",
+      "objects/info/alternates",
+    ]);
+  });
+});
+
 describe("gitSurfaceChanges", () => {
   it("reports created and changed paths (content or mode), not removed ones", async () => {
     put(".git/config", "[core]\n");

@@ -8,7 +8,6 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { ZERO_USAGE } from "../agent/usage.js";
 import { withSharedBackoff } from "../batch/backoff-model-client.js";
 import { type BatchProgress, createProgress } from "../batch/batch-progress.js";
 import { BatchSpend } from "../batch/batch-spend.js";
@@ -24,6 +23,7 @@ import type { CliFlags } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { markWorkspaceWritable } from "../host-files/host-path.js";
 import type { ModelClient } from "../model/model-client.js";
+import { ZERO_USAGE } from "../model/usage.js";
 import { buildResult } from "../output/result-summary.js";
 import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
 import { connectDocker } from "../sandbox/docker/engine/docker-client.js";

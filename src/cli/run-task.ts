@@ -8,11 +8,11 @@
 import type { AgentRunResult } from "../agent/agent-types.js";
 import { combineEvents } from "../agent/events.js";
 import { runAgent } from "../agent/loop.js";
-import { ZERO_USAGE } from "../agent/usage.js";
 import type { AgentConfig, SandboxConfig } from "../config.js";
 import { writeHostFile } from "../host-files/host-file.js";
 import { HostPathError } from "../host-files/host-path.js";
 import type { ModelClient } from "../model/model-client.js";
+import { ZERO_USAGE } from "../model/usage.js";
 import { timeModelCalls } from "../output/api-time.js";
 import { EgressTally } from "../output/egress-tally.js";
 import { buildResult, type ResultMessage } from "../output/result-summary.js";

@@ -16,7 +16,7 @@ import { type HostDir, HostPathError, openHostDir } from "../host-files/host-pat
 import type { PublishRecord } from "../sandbox/sandbox.js";
 import type { RunStartRecord, TranscriptEntry } from "./transcript-records.js";
 
-export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToolOutput">> {
+export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onThinking" | "onToolOutput">> {
   /** The JSONL file. */
   readonly path: string;
   /** Appends one record now. Never throws: a transcript that cannot be written must not end the run. */
@@ -132,6 +132,7 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
     },
     onTurnUsage: (usage, total) => write({ type: "usage", usage, total }),
     onNotice: (text) => write({ type: "notice", text }),
+    onContextEdit: (edit) => write({ type: "context", ...edit }),
     onEgress: ({ time, callId, reason, address, status, lookedUp, secrets, ...record }) =>
       write({
         type: "egress",

@@ -10,6 +10,8 @@ export interface ValidationFailure {
   status: number;
   type: ApiErrorType;
   message: string;
+  /** `error.details.error_code`, for the errors the API names one (the compaction ones). */
+  errorCode?: string;
 }
 
 /** Request JSON as received: every field may be missing or of any type. */
@@ -86,6 +88,10 @@ function checkBlocks(blocks: unknown[], path: string): ValidationFailure | null 
   return null;
 }
 
+function opensWithCompaction(content: unknown): boolean {
+  return Array.isArray(content) && isObject(content[0]) && content[0].type === "compaction";
+}
+
 function toolUseIds(content: unknown): string[] {
   if (!Array.isArray(content)) return [];
   return content.filter((b) => isObject(b) && b.type === "tool_use").map((b) => String(b.id));
@@ -133,7 +139,9 @@ function checkMessages(messages: unknown): ValidationFailure | null {
     if (role !== "user" && role !== "assistant") {
       return invalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
     }
-    if (i === 0 && role !== "user") return invalid('messages: first message must use the "user" role');
+    // An assistant message that opens with a compaction block stands for everything before it.
+    if (i === 0 && role !== "user" && !opensWithCompaction(message.content))
+      return invalid('messages: first message must use the "user" role');
     if (i > 0 && messages[i - 1]?.role === role) {
       return invalid(
         `messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`,

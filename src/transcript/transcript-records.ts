@@ -42,6 +42,8 @@ export interface RunStartRecord extends RecordBase<"run_start"> {
   workspace?: string;
   /** Allowlist mode's settings (replay starts a gateway with the same allowlist); absent without one. */
   egress?: RunStartEgress;
+  /** The model's context window and how it was kept within it (agent/context/); absent before harness managed it. */
+  context?: { window: number; strategy: string };
   /** `run --fork RUN@N`: the run this one was forked from and the step its workspace and conversation are. */
   forkOf?: { run: string; step: number };
   /**

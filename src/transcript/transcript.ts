@@ -34,7 +34,7 @@ export interface TranscriptOptions {
    * More facts for every run_start record: the per-command timeout and allowlist mode (replay uses
    * both), the workspace and the writing process (`harness runs`, `run --continue`).
    */
-  runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid" | "forkOf">;
+  runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid" | "forkOf" | "context">;
   /** `--devcontainer`: the postCreateCommand the sandbox ran; written into the first run_start only. */
   postCreate?: RunStartRecord["postCreate"] | undefined;
   /**
@@ -111,7 +111,7 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
       const record: Extract<TranscriptEntry, { type: "tool_result" }> =
         exec === undefined
           ? // Not run (blocked, bad input, cancelled): still say which command it was.
-            { type: "tool_result", ...answer, ...commandOf(call.input) }
+            { type: "tool_result", ...answer, ...(call.name === "bash" ? commandOf(call.input) : {}) }
           : {
               type: "tool_result",
               ...answer,

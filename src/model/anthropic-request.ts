@@ -99,9 +99,15 @@ export function buildParams(request: ModelRequest, model: string): MessageCreate
     params.context_management = {
       edits: [{ type: "compact_20260112", trigger: { type: "input_tokens", value: compactAtTokens } }],
     };
-    params.betas = [COMPACTION_BETA];
   }
+  // A compaction block sent back needs the beta as much as the edit does (a run continued without it).
+  if (compactAtTokens !== undefined || request.messages.some(holdsCompaction))
+    params.betas = [COMPACTION_BETA];
   return params;
+}
+
+function holdsCompaction(message: MessageParam): boolean {
+  return typeof message.content !== "string" && message.content.some((block) => block.type === "compaction");
 }
 
 const tokens = (usage: {

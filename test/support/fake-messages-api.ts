@@ -84,6 +84,8 @@ export interface RecordedRequest {
   inputTokens?: number;
   /** The fake compacted the conversation before answering. */
   compacted?: boolean;
+  /** Refused as over the model's context window. */
+  refusedForSize?: boolean;
 }
 
 /** How the fake behaves; all optional. */
@@ -300,7 +302,10 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
     if (known !== undefined) {
       recorded.inputTokens = input;
       const tooLong = checkWindow(input, recorded.body.max_tokens, known.contextWindow);
-      if (tooLong) return fail(tooLong);
+      if (tooLong) {
+        recorded.refusedForSize = true;
+        return fail(tooLong);
+      }
     }
     const script = queue.shift();
     if (script === undefined) {

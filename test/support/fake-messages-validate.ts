@@ -170,11 +170,32 @@ function checkMessages(messages: unknown): ValidationFailure | null {
   return checkToolPairing(messages as Loose[]);
 }
 
+/** Anthropic-defined client tools: their type and the one name each must have. */
+const BUILT_IN_TOOLS: Record<string, string> = {
+  bash_20250124: "bash",
+  text_editor_20250728: "str_replace_based_edit_tool",
+};
+
 function checkTools(tools: unknown): ValidationFailure | null {
   if (tools === undefined) return null;
   if (!Array.isArray(tools)) return invalid("tools: Input should be a valid list");
   for (const [i, tool] of tools.entries()) {
     if (!isObject(tool)) return invalid(`tools.${i}: Input should be a valid dictionary`);
+    if (tool.type !== undefined && tool.type !== "custom") {
+      const name = BUILT_IN_TOOLS[String(tool.type)];
+      if (name === undefined)
+        return invalid(
+          `tools.${i}: Input tag '${String(tool.type)}' found using 'type' does not match any of the expected tags`,
+        );
+      if (tool.name !== name)
+        return invalid(`tools.${i}.${String(tool.type)}.name: Input should be '${name}'`);
+      const max = (tool as { max_characters?: unknown }).max_characters;
+      if (max !== undefined && max !== null && !(Number.isInteger(max) && (max as number) >= 1))
+        return invalid(
+          `tools.${i}.${String(tool.type)}.max_characters: Input should be greater than or equal to 1`,
+        );
+      continue;
+    }
     if (typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) {
       return invalid(`tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
     }

@@ -173,7 +173,8 @@ async function summarizeConversation(
 ): Promise<number> {
   const { deps, state, events } = ctx;
   const last = state.messages.findLastIndex((message) => message.role === "assistant");
-  if (last <= 0) return before;
+  // Nothing before the last turn but the task: a summary of it would save nothing.
+  if (last < 2) return before;
   const summary = await summarize(deps.model, state.messages.slice(0, last), {
     window: context.options.window,
     maxTokens: deps.limits.maxTokens,

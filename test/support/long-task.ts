@@ -20,13 +20,17 @@ export interface LongTaskOptions {
   command?: (step: number) => string;
   /** Thinking before each tool call (a fake-signed thinking block). */
   thinking?: boolean;
+  /**
+   * Some steps use the text editor instead (Anthropic's tools): step 3 creates /workspace/notes.txt,
+   * step 5 views it, every tenth step replaces its count.
+   */
+  edits?: boolean;
 }
 
-/** A command that prints about `bytes` of text, the step's number on every line. */
+/** A command that prints about `bytes` of text in 64-byte lines, the step's number on every line. */
 export function printingCommand(bytes: number): (step: number) => string {
   const lines = Math.max(1, Math.round(bytes / 64));
-  return (step) =>
-    `for i in $(seq ${lines}); do printf 'step ${step} line %04d %s\\n' "$i" "$(printf 'x%.0s' $(seq 40))"; done`;
+  return (step) => `yes '${`step ${step} `.padEnd(63, "x")}' | head -n ${lines}`;
 }
 
 /** Enqueues the scripted model on `api`; the returned object counts what it did. */
@@ -41,7 +45,11 @@ export function scriptLongTask(api: FakeMessagesApi, options: LongTaskOptions): 
     }
     if (state.stepsAsked >= options.steps) return textReply(`Done: all ${options.steps} steps ran.`);
     state.stepsAsked += 1;
-    const turn: FakeTurn = toolUseReply("bash", { command: command(state.stepsAsked) });
+    const edit = options.edits ? editAt(state.stepsAsked) : undefined;
+    const turn: FakeTurn =
+      edit === undefined
+        ? toolUseReply("bash", { command: command(state.stepsAsked) })
+        : toolUseReply("str_replace_based_edit_tool", edit);
     if (options.thinking)
       turn.content.unshift({ type: "thinking", thinking: `Step ${state.stepsAsked} next.` });
     return turn;
@@ -49,6 +57,18 @@ export function scriptLongTask(api: FakeMessagesApi, options: LongTaskOptions): 
   // One script per request: more than the steps, for summaries and the final answer.
   for (let i = 0; i < options.steps * 2 + 20; i++) api.enqueue(step);
   return state;
+}
+
+/** The editor call of step `n`, if it makes one. */
+function editAt(n: number): Record<string, unknown> | undefined {
+  const path = "/workspace/notes.txt";
+  if (n === 3) return { command: "create", path, file_text: "steps done: 3\n" };
+  if (n === 5) return { command: "view", path };
+  if (n % 10 === 0) {
+    const before = n === 10 ? 3 : n - 10;
+    return { command: "str_replace", path, old_str: `steps done: ${before}`, new_str: `steps done: ${n}` };
+  }
+  return undefined;
 }
 
 /** What the fake saw of a run: requests answered, refused for size, the largest input. */

@@ -118,8 +118,10 @@ export interface FakeMessagesApiOptions {
 export interface FakeMessagesApi {
   /** Base URL to pass as the SDK's `baseURL`, e.g. "http://127.0.0.1:41234". */
   url: string;
-  /** Every request, in arrival order, including rejected ones. */
+  /** Every Messages API request, in arrival order, including rejected ones. */
   requests: RecordedRequest[];
+  /** Every other request (the Models API's `GET /v1/models/{id}`, wrong paths), in arrival order. */
+  otherRequests: RecordedRequest[];
   /** Adds replies, consumed one per valid request, in order. Rejected requests consume none. */
   enqueue(...scripts: FakeScript[]): void;
   /** Scripted replies not yet consumed. */
@@ -231,6 +233,7 @@ function usageEntry(type: string, input: number, output: number): Record<string,
 /** Starts the fake on 127.0.0.1 with a free port. */
 export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {}): Promise<FakeMessagesApi> {
   const requests: RecordedRequest[] = [];
+  const otherRequests: RecordedRequest[] = [];
   const queue: FakeScript[] = [];
   const chunks = { text: options.textChunkSize ?? 4, json: options.jsonChunkSize ?? 7 };
   const retryMs = options.retryAfterMs ?? 10;
@@ -258,10 +261,10 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
       status: 0,
       receivedAt: Date.now(),
     };
-    requests.push(recorded);
+    const path = recorded.path.split("?")[0] ?? "";
+    (req.method === "POST" && path === "/v1/messages" ? requests : otherRequests).push(recorded);
     res.setHeader("request-id", recorded.requestId);
     const fail = (f: ValidationFailure) => sendError(res, recorded, f, retryMs);
-    const path = recorded.path.split("?")[0] ?? "";
     const modelPath = /^\/v1\/models\/([^/]+)$/.exec(path);
     if (req.method === "GET" && modelPath !== null && options.catalog && options.modelsApi !== false) {
       const failure = validateHeaders(req.headers, options.apiKey);
@@ -378,6 +381,7 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    otherRequests,
     enqueue: (...scripts) => void queue.push(...scripts),
     pending: () => queue.length,
     close,

@@ -69,7 +69,8 @@ export function createTerminalRenderer(options: TerminalRendererOptions): AgentE
         thinking = 0;
       }
       if (thinking >= MAX_THINKING_CHARS) return;
-      const piece = sanitizeForTerminal(delta, { oneLine: true }).slice(0, MAX_THINKING_CHARS - thinking);
+      const flat = delta.replace(/[\r\n\t]+/g, " ");
+      const piece = sanitizeForTerminal(flat, { oneLine: true }).slice(0, MAX_THINKING_CHARS - thinking);
       thinking += piece.length;
       write(style.dim(thinking >= MAX_THINKING_CHARS ? `${piece}…` : piece));
     },

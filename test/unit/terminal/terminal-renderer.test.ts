@@ -150,7 +150,7 @@ describe("createTerminalRenderer: thinking and the context window", () => {
     expect(lines[0]).toMatch(
       new RegExp(`^${ESC}\\[2m✻ ${ESC}\\[22m${ESC}\\[2mFirst I will list ${ESC}\\[22m`),
     );
-    expect(lines[0]?.replace(/\u001b\[\d+m/g, "")).toHaveLength(2 + 160 + 1);
+    expect(lines[0]?.replaceAll(`${ESC}[2m`, "").replaceAll(`${ESC}[22m`, "")).toHaveLength(2 + 160 + 1);
     expect(lines[0]?.endsWith(`…${ESC}[22m`)).toBe(true);
     expect(lines[1]).toBe("Listing.");
   });

@@ -114,6 +114,14 @@ describe.skipIf(skipDocker)("a task longer than the window, end to end", { timeo
       (r) => r.type === "assistant" && (r["content"] as { type: string }[])[0]?.type === "compaction",
     );
     expect(compacted).toBeDefined();
+    // Thinking kept whole, with its signature.
+    const thought = records
+      .flatMap((r) => (r.type === "assistant" ? (r["content"] as Record<string, unknown>[]) : []))
+      .find((b) => b["type"] === "thinking");
+    expect(thought).toMatchObject({
+      thinking: expect.stringMatching(/^Step \d+ next\.$/),
+      signature: expect.stringMatching(/^sig_/),
+    });
     expect(records.find((r) => r.type === "run_start")?.["context"]).toEqual({
       window: 100_000,
       strategy: "server",

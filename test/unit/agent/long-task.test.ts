@@ -168,6 +168,26 @@ describe("a 40-step task (6 KB a step) under a 24k-token window", () => {
   });
 });
 
+describe("a request the API refuses for its size after all", () => {
+  it("is fitted again from the API's own count and not sent twice the same", async () => {
+    // A tokenizer three times harsher than harness's estimate, and a first request that is already too big.
+    const run = await longRun({ contextWindow: 24_000 }, { strategy: "client" }, { charsPerToken: 1 });
+    const notices: string[] = [];
+    const result = await runAgent("z".repeat(30_000), {
+      ...run.deps,
+      events: { onNotice: (t) => notices.push(t) },
+    });
+    const fake = api as FakeMessagesApi;
+    expect(windowFacts(fake).refusedForSize).toBe(1);
+    expect(fake.requests).toHaveLength(1);
+    expect(notices[0]).toMatch(
+      /^The API counted [\d,]+ input tokens, more than harness estimated: fitting the conversation again\.$/,
+    );
+    expect(result.status).toBe("context_window");
+    expect(notices.at(-1)).toMatch(/^Stopped: the conversation's last turn alone/);
+  });
+});
+
 describe("server-side compaction", () => {
   const compacting: FakeModel = { contextWindow: 100_000, compaction: true, thinking: { adaptive: true } };
 
@@ -211,8 +231,14 @@ describe("the transcript of a managed run", () => {
     scriptLongTask(api as FakeMessagesApi, { steps: 100 });
     const result = await runAgent("Run the 100 steps.", run.deps);
     expect(run.edits.some((e) => e.kind === "compaction")).toBe(true);
-    const rebuilt = parseConversation(readFileSync(run.transcriptPath, "utf8"));
+    const text = readFileSync(run.transcriptPath, "utf8");
+    const rebuilt = parseConversation(text);
     expect(rebuilt.messages).toEqual(JSON.parse(JSON.stringify(result.messages)));
     expect(rebuilt.messages[0]?.role).toBe("assistant");
+    // --fork at a step after the first compaction starts from its block too; one before it does not.
+    const fork = (steps: number) =>
+      parseConversation(text, { steps, notRunText: "not in the fork" }).messages[0];
+    expect(fork(95)?.role).toBe("assistant");
+    expect(fork(5)?.role).toBe("user");
   }, 60_000);
 });

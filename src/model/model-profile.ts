@@ -70,6 +70,8 @@ export function profileFromModelInfo(model: string, info: ModelInfo): ModelProfi
       : fallback;
   if (typeof info.max_tokens === "number" && info.max_tokens > 0) profile.maxOutputTokens = info.max_tokens;
   const caps = info.capabilities;
+  // A compatible endpoint may answer without capabilities: then nothing is known, nothing refused.
+  if (caps === null || typeof caps !== "object") return profile;
   const supported = (value: { supported?: unknown } | null | undefined) => value?.supported === true;
   profile.capabilities = {
     compaction: supported(caps?.context_management?.compact_20260112),

@@ -7,7 +7,11 @@ import { modelSetup } from "../../../src/cli/model-setup.js";
 import { type CliFlags, loadAgentConfig } from "../../../src/config.js";
 import { ConfigError } from "../../../src/errors.js";
 import { lookupModel, type ModelLookup } from "../../../src/model/model-catalog.js";
-import type { ModelCapabilities, ModelProfile } from "../../../src/model/model-profile.js";
+import {
+  type ModelCapabilities,
+  type ModelProfile,
+  profileFromModelInfo,
+} from "../../../src/model/model-profile.js";
 import { modelCache } from "../../../src/state/model-cache.js";
 
 const ENV = { ANTHROPIC_API_KEY: "sk-ant-x", MODEL_ID: "claude-sonnet-4-6" };
@@ -167,5 +171,17 @@ describe("lookupModel", () => {
     );
     await lookupModel({ model: "some-model", endpoint: "https://c", describe: failing, cache });
     expect(asked).toBe(2);
+  });
+});
+
+describe("profileFromModelInfo", () => {
+  it("knows nothing of capabilities a compatible endpoint leaves out, and takes the table's window then", () => {
+    const partial = { id: "claude-sonnet-4-6", type: "model" } as unknown as Parameters<
+      typeof profileFromModelInfo
+    >[1];
+    const profile = profileFromModelInfo("claude-sonnet-4-6", partial);
+    expect(profile).toEqual({ id: "claude-sonnet-4-6", contextWindow: 200_000, windowSource: "table" });
+    const setup = modelSetup(config({ thinking: "4096", effort: "max" }), { profile, modelsApi: true });
+    expect(setup.anthropicTools).toBe(true);
   });
 });

@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ContextEdit } from "../src/agent/context/context-edits.js";
+import { chooseStrategy } from "../src/agent/context/context-manager.js";
 import { type ContextStrategy, runAgent } from "../src/agent/loop.js";
 import { AnthropicModelClient } from "../src/model/anthropic-model-client.js";
 import { createBashTool } from "../src/tools/bash-tool.js";
@@ -117,8 +118,14 @@ async function run(
 }
 
 const n = (x: number) => Math.round(x).toLocaleString("en-US");
+// What `auto` picks for a model with compaction: the server's, unless the window is too small for its trigger.
+const onCompacting = chooseStrategy("auto", true, WINDOW, MAX_TOKENS);
 const outcomes = [
-  await run("server (compact_20260112)", "server", true),
+  await run(
+    onCompacting === "server" ? "server (compact_20260112)" : `server impossible here: ${onCompacting}`,
+    onCompacting,
+    true,
+  ),
   await run("client (clear, then summarize)", "client", false),
   await run("none", undefined, false),
 ];
@@ -141,10 +148,12 @@ console.log(
     ],
     outcomes.map((o) => {
       const s = o.inputs.length > 0 ? summarize(o.inputs) : undefined;
-      const kinds = ["compaction", "clear_tool_results", "summary"].map(
-        (kind) =>
-          `${o.edits.filter((e) => e.kind === kind).length} ${kind === "clear_tool_results" ? "clears" : `${kind}s`}`,
-      );
+      const count = (kind: ContextEdit["kind"]) => o.edits.filter((e) => e.kind === kind).length;
+      const kinds = [
+        `${count("compaction")} compactions`,
+        `${count("clear_tool_results")} clears`,
+        `${count("summary")} summaries`,
+      ];
       return [
         o.name,
         o.status,

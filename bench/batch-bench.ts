@@ -83,6 +83,8 @@ async function runLevel(concurrency: number, warm: string): Promise<string[]> {
       { begin: () => new AbortController().signal, end: () => {} },
       {
         createModel: async () => instantModel,
+        // No Models API to ask: the table and harness's own tools, as for an endpoint without it.
+        describeModel: async () => undefined,
         stdout,
         stderr: sink(),
         env: {

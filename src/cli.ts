@@ -59,6 +59,11 @@ const AGENT_KEYS = [
   "maxTurns",
   "maxTokens",
   "maxTotalTokens",
+  "contextWindow",
+  "contextManagement",
+  "thinking",
+  "effort",
+  "tools",
 ] as const satisfies readonly SettingKey[];
 const BLOCKLIST_KEYS = ["blocklist", "block"] as const satisfies readonly SettingKey[];
 

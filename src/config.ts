@@ -8,6 +8,7 @@
 import { type AllowPreset, allowPresetHosts, PRESET_NAMES, parseAllowPreset } from "./allow-presets.js";
 import { loadDevcontainer } from "./devcontainer/load-devcontainer.js";
 import { ConfigError } from "./errors.js";
+import type { EffortLevel, ThinkingSetting } from "./model/model-client.js";
 import { type ModelPricing, PRICE_ENV_VARS, resolvePricing } from "./model/pricing.js";
 import { parsePublishFlags } from "./publish-flag.js";
 import { parseAllowEntry } from "./sandbox/egress/policy/allowlist.js";
@@ -25,7 +26,12 @@ import {
   SANDBOX_DEFAULTS,
   type SandboxRequest,
 } from "./sandbox/sandbox-request.js";
-import { OUTPUT_FORMATS, type OutputFormat } from "./settings/agent-settings.js";
+import {
+  type ContextMode,
+  OUTPUT_FORMATS,
+  type OutputFormat,
+  type ToolSet,
+} from "./settings/agent-settings.js";
 import { ENGINES, type SandboxEngine } from "./settings/engine-settings.js";
 import { parseByteSize } from "./settings/parsers.js";
 import { readSettings } from "./settings/read-setting.js";
@@ -109,6 +115,16 @@ export interface AgentConfig {
   maxBudgetUsd: number | undefined;
   /** Prices for `model` (table or HARNESS_PRICE_*); undefined when unknown, so cost is reported as null. */
   pricing: ModelPricing | undefined;
+  /** `--context-window`: the window when the Models API does not say; undefined: ask it, else the table. */
+  contextWindow: number | undefined;
+  /** `--context-management`. */
+  contextManagement: ContextMode;
+  /** `--thinking`; undefined: the model's default. */
+  thinking: ThinkingSetting | undefined;
+  /** `--effort`; undefined: the model's default. */
+  effort: EffortLevel | undefined;
+  /** `--tools`. */
+  tools: ToolSet;
 }
 
 /** "2g", "512m", "1024k" or plain bytes, for --memory. */
@@ -330,12 +346,18 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readon
       `--max-budget-usd needs prices, and none are known for model '${model}': set ${PRICE_ENV_VARS.join(", ")} (USD per million tokens; input and output at least)`,
     );
   }
+  const maxTokens = read.value("maxTokens");
+  const thinking = read.value("thinking");
+  if (thinking?.type === "enabled" && thinking.budgetTokens >= maxTokens)
+    throw new ConfigError(
+      `--thinking ${thinking.budgetTokens} must be below --max-tokens (${maxTokens}): thinking counts toward each response's max_tokens`,
+    );
   return Object.freeze({
     apiKey,
     model,
     baseURL,
     maxTurns: read.value("maxTurns"),
-    maxTokens: read.value("maxTokens"),
+    maxTokens,
     maxTotalTokens: read.value("maxTotalTokens"),
     blocklist: Object.freeze({
       disabled: flags.blocklist === false,
@@ -344,5 +366,10 @@ export function loadAgentConfig(env: NodeJS.ProcessEnv, flags: CliFlags): Readon
     outputFormat,
     maxBudgetUsd,
     pricing,
+    contextWindow: read.value("contextWindow"),
+    contextManagement: read.value("contextManagement"),
+    thinking,
+    effort: read.value("effort"),
+    tools: read.value("tools"),
   });
 }

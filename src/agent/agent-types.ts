@@ -1,7 +1,14 @@
 /** The loop's inputs and result. Re-exported by `loop.ts`. */
 import type { HarnessError } from "../errors.js";
-import type { MessageParam, ModelClient, TokenUsage } from "../model/model-client.js";
+import type {
+  EffortLevel,
+  MessageParam,
+  ModelClient,
+  ThinkingSetting,
+  TokenUsage,
+} from "../model/model-client.js";
 import type { Tool, ToolCall, ToolResult } from "../tools/tool.js";
+import type { ContextOptions, ContextState } from "./context/context-manager.js";
 import type { AgentEvents } from "./events.js";
 import type { ExitStatus } from "./exit-status.js";
 
@@ -37,6 +44,12 @@ export interface AgentDeps {
   history?: readonly MessageParam[];
   /** Told after every tool call is answered (run or not): takes a checkpoint of the workspace. */
   checkpoints?: StepCheckpoints;
+  /** Keeps the conversation within the model's context window (context/context-manager.ts); absent: nothing does. */
+  context?: ContextOptions;
+  /** `--thinking`; absent: the model's default. */
+  thinking?: ThinkingSetting;
+  /** `--effort`; absent: the model's default. */
+  effort?: EffortLevel;
 }
 
 /**
@@ -84,6 +97,8 @@ export interface RunState {
   maxTokensStreak: number;
   /** Text of the latest response. */
   finalText: string;
+  /** The context manager's state; absent when the context is not managed. */
+  context?: ContextState | undefined;
 }
 
 /** How a run ended (internal to the loop). */

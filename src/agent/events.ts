@@ -6,6 +6,7 @@ import type { ModelResponse, TokenUsage } from "../model/model-client.js";
 import type { EgressRecord } from "../sandbox/sandbox.js";
 import type { ToolCall, ToolResult } from "../tools/tool.js";
 import type { AgentLimits, AgentRunResult } from "./agent-types.js";
+import type { ContextEdit } from "./context/context-edits.js";
 
 /** What a run starts with. */
 export interface RunStartInfo {
@@ -30,6 +31,8 @@ export interface AgentEvents {
   onUserMessage?: (text: string) => void;
   /** A piece of assistant text as it streams in. */
   onText?: (delta: string) => void;
+  /** A piece of the model's thinking as it streams in; `first` on a thinking block's first piece. */
+  onThinking?: (delta: string, first: boolean) => void;
   /** A whole assistant response, once complete. */
   onAssistantTurn?: (response: ModelResponse) => void;
   /** A tool call is about to run (or be answered without running: cut off, cancelled). */
@@ -42,6 +45,8 @@ export interface AgentEvents {
   onTurnUsage?: (usage: TokenUsage, total: TokenUsage) => void;
   /** Something the user should know: a limit was reached, the model was told to continue, … */
   onNotice?: (text: string) => void;
+  /** The conversation was edited to fit the context window: compacted, results cleared, summarized. */
+  onContextEdit?: (edit: ContextEdit) => void;
   /** The run is over; called exactly once. */
   onRunEnd?: (result: AgentRunResult) => void;
   /**
@@ -55,12 +60,14 @@ const EVENT_NAMES = [
   "onRunStart",
   "onUserMessage",
   "onText",
+  "onThinking",
   "onAssistantTurn",
   "onToolCall",
   "onToolOutput",
   "onToolResult",
   "onTurnUsage",
   "onNotice",
+  "onContextEdit",
   "onRunEnd",
   "onEgress",
 ] as const satisfies readonly (keyof AgentEvents)[];

@@ -4,7 +4,15 @@
  * list is a valid conversation for the next request whatever happens (a REPL continues from it).
  */
 import type { ModelResponse } from "../model/model-client.js";
+import { addUsage, totalTokens, ZERO_USAGE } from "../model/usage.js";
 import type { AgentDeps, AgentRunResult, RunContext, RunEnd, RunState } from "./agent-types.js";
+import {
+  afterContextResponse,
+  createContextState,
+  type FittedRequest,
+  fitContext,
+  retryAfterRefusal,
+} from "./context/context-manager.js";
 import {
   appendAssistant,
   appendUserBlocks,
@@ -17,9 +25,9 @@ import { guardEvents } from "./events.js";
 import { asHarnessError, modelFailure } from "./model-failure.js";
 import { afterResponse } from "./stop-reasons.js";
 import { runToolCalls } from "./tool-turn.js";
-import { addUsage, totalTokens, ZERO_USAGE } from "./usage.js";
 
 export type { AgentDeps, AgentLimits, AgentRunResult, StepCheckpoints } from "./agent-types.js";
+export type { ContextOptions, ContextStrategy } from "./context/context-manager.js";
 export type { AgentEvents } from "./events.js";
 export { MAX_TOKENS_STREAK_LIMIT } from "./stop-reasons.js";
 
@@ -34,6 +42,7 @@ export async function runAgent(task: string, deps: AgentDeps): Promise<AgentRunR
     finalText: "",
   };
   const ctx: RunContext = { deps, events, state };
+  state.context = createContextState(ctx);
   events.onRunStart({
     task,
     system: deps.system,
@@ -76,50 +85,85 @@ export async function runAgent(task: string, deps: AgentDeps): Promise<AgentRunR
 }
 
 async function loop(ctx: RunContext): Promise<RunEnd> {
-  const { deps, events, state } = ctx;
-  const { limits } = deps;
   for (;;) {
-    if (deps.signal?.aborted) return { status: "canceled" };
-    if (state.turns >= limits.maxTurns) {
-      events.onNotice(`Stopped: reached the turn limit (${limits.maxTurns} model calls).`);
-      return { status: "step_limit" };
+    const limit = limitReached(ctx);
+    if (limit !== undefined) return limit;
+    const response = await ask(ctx);
+    if ("status" in response) {
+      if (response.status === "retry") continue;
+      return response;
     }
-    const spent = totalTokens(state.usage);
-    if (limits.maxTotalTokens !== undefined && spent >= limits.maxTotalTokens) {
-      events.onNotice(`Stopped: token budget used up (${spent} of ${limits.maxTotalTokens} tokens).`);
-      return { status: "cost_limit" };
-    }
-    const cost = limits.costOf?.(state.usage);
-    if (limits.maxCostUsd !== undefined && cost !== undefined && cost >= limits.maxCostUsd) {
-      events.onNotice(
-        `Stopped: cost budget used up (about $${Number(cost.toPrecision(3))} of $${limits.maxCostUsd}).`,
-      );
-      return { status: "cost_limit" };
-    }
-    state.turns += 1;
-    let response: ModelResponse;
-    try {
-      response = await deps.model.complete(
-        {
-          system: deps.system,
-          messages: [...state.messages],
-          tools: deps.tools.map((tool) => tool.definition),
-          maxTokens: limits.maxTokens,
-          ...(deps.signal === undefined ? {} : { signal: deps.signal }),
-        },
-        { onText: events.onText },
-      );
-    } catch (error) {
-      return modelFailure(error, deps.signal);
-    }
-    // The last step's snapshot ran while the model answered; its record comes before the response's.
-    await deps.checkpoints?.settle().catch(() => undefined);
-    state.usage = addUsage(state.usage, response.usage);
-    state.finalText = textOf(response.content);
-    events.onTurnUsage(response.usage, state.usage);
-    events.onAssistantTurn(response);
-    appendAssistant(state.messages, response.content);
     const end = await afterResponse(ctx, response);
     if (end !== undefined) return end;
   }
+}
+
+/** A limit that ends the run before the next model call, if one is reached. */
+function limitReached(ctx: RunContext): RunEnd | undefined {
+  const { deps, events, state } = ctx;
+  const { limits } = deps;
+  if (deps.signal?.aborted) return { status: "canceled" };
+  if (state.turns >= limits.maxTurns) {
+    events.onNotice(`Stopped: reached the turn limit (${limits.maxTurns} model calls).`);
+    return { status: "step_limit" };
+  }
+  const spent = totalTokens(state.usage);
+  if (limits.maxTotalTokens !== undefined && spent >= limits.maxTotalTokens) {
+    events.onNotice(`Stopped: token budget used up (${spent} of ${limits.maxTotalTokens} tokens).`);
+    return { status: "cost_limit" };
+  }
+  const cost = limits.costOf?.(state.usage);
+  if (limits.maxCostUsd !== undefined && cost !== undefined && cost >= limits.maxCostUsd) {
+    events.onNotice(
+      `Stopped: cost budget used up (about $${Number(cost.toPrecision(3))} of $${limits.maxCostUsd}).`,
+    );
+    return { status: "cost_limit" };
+  }
+  return undefined;
+}
+
+/**
+ * One model call, on a conversation made to fit the context window; the response appended and
+ * recorded. A request the API refused for its size after all is fitted again and retried once.
+ */
+async function ask(ctx: RunContext): Promise<ModelResponse | RunEnd | { status: "retry" }> {
+  const { deps, events, state } = ctx;
+  let fitted: FittedRequest | RunEnd;
+  try {
+    fitted = await fitContext(ctx);
+  } catch (error) {
+    return modelFailure(error, deps.signal);
+  }
+  if ("status" in fitted) return fitted;
+  state.turns += 1;
+  const sent = [...state.messages];
+  let response: ModelResponse;
+  try {
+    response = await deps.model.complete(
+      {
+        system: deps.system,
+        messages: sent,
+        tools: deps.tools.map((tool) => tool.definition),
+        maxTokens: deps.limits.maxTokens,
+        ...(deps.signal === undefined ? {} : { signal: deps.signal }),
+        ...(deps.thinking === undefined ? {} : { thinking: deps.thinking }),
+        ...(deps.effort === undefined ? {} : { effort: deps.effort }),
+        ...fitted,
+      },
+      { onText: events.onText, onThinking: events.onThinking },
+    );
+  } catch (error) {
+    if (!retryAfterRefusal(ctx, sent, error)) return modelFailure(error, deps.signal);
+    state.turns -= 1;
+    return { status: "retry" };
+  }
+  // The last step's snapshot ran while the model answered; its record comes before the response's.
+  await deps.checkpoints?.settle().catch(() => undefined);
+  state.usage = addUsage(state.usage, response.usage);
+  state.finalText = textOf(response.content);
+  events.onTurnUsage(response.usage, state.usage);
+  events.onAssistantTurn(response);
+  appendAssistant(state.messages, response.content);
+  afterContextResponse(ctx, sent, response);
+  return response;
 }

@@ -3,7 +3,8 @@ import { CanceledError, HarnessError, ModelError } from "../errors.js";
 import type { RunEnd } from "./agent-types.js";
 
 /** An API 400 that says the prompt is too big: the API's older way of reporting a full context window. */
-const CONTEXT_ERROR = /prompt is too long|context window|context length|too many (input )?tokens/i;
+const CONTEXT_ERROR =
+  /prompt is too long|exceed context limit|context window|context length|too many (input )?tokens/i;
 
 export function modelFailure(error: unknown, signal: AbortSignal | undefined): RunEnd {
   if (error instanceof CanceledError || signal?.aborted) return { status: "canceled" };

@@ -27,6 +27,9 @@ export async function afterResponse(ctx: RunContext, response: ModelResponse): P
     case "pause_turn":
       // A server-side tool paused a long turn: send the conversation back as is and the API continues it.
       return hasToolUse ? runTools(ctx, response) : undefined;
+    case "compaction":
+      // The API compacted and paused (pause_after_compaction): the next request goes on from the block.
+      return undefined;
     case "max_tokens":
       return onMaxTokens(ctx, response);
     case "refusal":

@@ -31,6 +31,8 @@ export interface SystemPromptOptions {
   readOnlyPaths?: readonly string[];
   /** The `read_output` tool is available for cut output. */
   savedOutput?: boolean;
+  /** The text editor (`str_replace_based_edit_tool`) is available. */
+  editor?: boolean;
   /** Project-specific instructions appended at the end. */
   extraInstructions?: string;
 }
@@ -70,6 +72,11 @@ export function buildSystemPrompt(options: SystemPromptOptions): string {
     ...(options.savedOutput
       ? [
           "- When output was cut, the whole output is saved under an id named in the result: page through it with the `read_output` tool (line ranges or grep).",
+        ]
+      : []),
+    ...(options.editor
+      ? [
+          "- View, create and edit files with the `str_replace_based_edit_tool` (absolute paths); the sandbox's rules apply to it as to bash.",
         ]
       : []),
     "",

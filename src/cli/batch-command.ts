@@ -8,7 +8,6 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { ZERO_USAGE } from "../agent/usage.js";
 import { withSharedBackoff } from "../batch/backoff-model-client.js";
 import { type BatchProgress, createProgress } from "../batch/batch-progress.js";
 import { BatchSpend } from "../batch/batch-spend.js";
@@ -23,7 +22,10 @@ import type { Discard } from "../batch/warm-ahead.js";
 import type { CliFlags } from "../config.js";
 import { ConfigError } from "../errors.js";
 import { markWorkspaceWritable } from "../host-files/host-path.js";
+import type { ModelLookup } from "../model/model-catalog.js";
 import type { ModelClient } from "../model/model-client.js";
+import type { ModelProfile } from "../model/model-profile.js";
+import { ZERO_USAGE } from "../model/usage.js";
 import { buildResult } from "../output/result-summary.js";
 import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
 import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
@@ -31,6 +33,7 @@ import { warmContainer } from "../sandbox/docker/warm/warm-container.js";
 import { transcriptPathOf } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { Interrupts } from "./interrupts.js";
+import { lookupModelFor, type ModelSetup, modelSetup } from "./model-setup.js";
 import { exitCodeForError } from "./report-error.js";
 import { runTask } from "./run-task.js";
 import { openSandbox } from "./sandbox-from-config.js";
@@ -49,6 +52,8 @@ export interface BatchFlags extends CliFlags {
 export interface BatchCommandDeps {
   /** Makes a task's model client; default: the Anthropic client with its own retries off. */
   createModel?: (planned: PlannedTask) => Promise<ModelClient>;
+  /** Asks the Models API about a task's model; default: the Anthropic client's `describeModel`. */
+  describeModel?: (planned: PlannedTask) => Promise<ModelProfile | undefined>;
   stdout?: NodeJS.WritableStream;
   stderr?: NodeJS.WritableStream & { isTTY?: boolean };
   env?: NodeJS.ProcessEnv;
@@ -92,6 +97,9 @@ export async function batchCommand(
     throw new ConfigError(
       `--max-budget-usd needs prices, and none are known for model '${unpriced.agentConfig.model}' (task '${unpriced.task.id}'): set HARNESS_PRICE_INPUT and HARNESS_PRICE_OUTPUT`,
     );
+  const setups = await modelSetups(planned, env, deps.describeModel ?? describeAnthropicModel, (line) =>
+    stderr.write(`harness: ${line}\n`),
+  );
   const resultsPath = resolve(resultsFlag ?? defaultResultsPath(tasksPath));
   const transcriptsDir = resolve(transcripts ?? `${resultsPath.replace(/\.jsonl$/, "")}.transcripts`);
   const recorded = readResults(resultsPath);
@@ -142,6 +150,7 @@ export async function batchCommand(
           agentConfig: task.agentConfig,
           sandboxConfig: task.sandboxConfig,
           model,
+          setup: setups.get(task) as ModelSetup,
           runId,
           transcriptPath,
           diffPath: join(transcriptsDir, `${runId}.diff`),
@@ -208,6 +217,47 @@ async function warmTaskSandbox(
   }
   const warm = await warmContainer(planned.sandboxConfig, poolId);
   return warm?.discard;
+}
+
+/**
+ * Each task's model setup, its model asked about once per model, endpoint and window; a setting a
+ * task's model cannot take is refused before any task runs, naming the task.
+ */
+async function modelSetups(
+  planned: readonly PlannedTask[],
+  env: NodeJS.ProcessEnv,
+  describe: (planned: PlannedTask) => Promise<ModelProfile | undefined>,
+  note: (line: string) => void,
+): Promise<Map<PlannedTask, ModelSetup>> {
+  const lookups = new Map<string, Promise<ModelLookup>>();
+  const setups = new Map<PlannedTask, ModelSetup>();
+  for (const task of planned) {
+    const { model, baseURL, contextWindow } = task.agentConfig;
+    const key = `${baseURL ?? ""} ${model} ${contextWindow ?? ""}`;
+    let lookup = lookups.get(key);
+    if (lookup === undefined) {
+      lookup = lookupModelFor(task.agentConfig, env, () => describe(task));
+      lookups.set(key, lookup);
+      const notice = (await lookup).notice;
+      if (notice !== undefined) note(notice);
+    }
+    try {
+      setups.set(task, modelSetup(task.agentConfig, await lookup));
+    } catch (error) {
+      if (error instanceof ConfigError)
+        throw new ConfigError(`task '${task.task.id}' (line ${task.task.line}): ${error.message}`, {
+          cause: error,
+        });
+      throw error;
+    }
+  }
+  return setups;
+}
+
+async function describeAnthropicModel(planned: PlannedTask): Promise<ModelProfile | undefined> {
+  const { AnthropicModelClient } = await import("../model/anthropic-model-client.js");
+  const { apiKey, model, baseURL } = planned.agentConfig;
+  return new AnthropicModelClient({ apiKey, model, ...(baseURL ? { baseURL } : {}) }).describeModel();
 }
 
 /** The Anthropic client with its own retries off: the batch's shared backoff retries instead. */

@@ -113,7 +113,7 @@ export async function loadContinuedRun(
     workspace: recorded ?? realWorkspace(readSettings(flags, env).text("workspace") ?? process.cwd()),
     messages: conversation.messages,
     incompleteCalls: conversation.incompleteCalls.length,
-    highestOutputId: highestOutputId(conversation.messages),
+    highestOutputId: conversation.highestOutputId,
   };
 }
 
@@ -171,21 +171,4 @@ function realWorkspace(given: string): string {
   } catch {
     throw new ConfigError(`workspace '${given}' does not exist`);
   }
-}
-
-/**
- * The highest `out-N` any tool result names. A command's own output may mention such a name too;
- * counting it only skips ids, which costs nothing.
- */
-function highestOutputId(messages: readonly MessageParam[]): number {
-  let highest = 0;
-  for (const message of messages) {
-    if (message.role !== "user" || typeof message.content === "string") continue;
-    for (const block of message.content) {
-      if (block.type !== "tool_result") continue;
-      const text = typeof block.content === "string" ? block.content : JSON.stringify(block.content ?? "");
-      for (const match of text.matchAll(/\bout-(\d{1,9})\b/g)) highest = Math.max(highest, Number(match[1]));
-    }
-  }
-  return highest;
 }

@@ -22,9 +22,10 @@ import { reviewCopyChanges } from "./copy-changes.js";
 import { EXIT, exitCodeFor } from "./exit-codes.js";
 import { type ForkedRun, prepareFork } from "./fork-run.js";
 import type { Interrupts } from "./interrupts.js";
+import { lookupModelFor, modelSetup } from "./model-setup.js";
 import { exitCodeForError } from "./report-error.js";
 import { openRunCheckpoints } from "./run-checkpoints.js";
-import { agentLimits, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
+import { agentLimits, modelDeps, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
 import { openSandbox, postCreateRun } from "./sandbox-from-config.js";
 
 /**
@@ -72,23 +73,40 @@ export async function runCommand(
     exitCodeFor,
   });
   const { AnthropicModelClient } = await import("../model/anthropic-model-client.js");
-  const model = output.timeModelCalls(
-    new AnthropicModelClient({
-      apiKey: agentConfig.apiKey,
-      model: agentConfig.model,
-      ...(agentConfig.baseURL ? { baseURL: agentConfig.baseURL } : {}),
-    }),
-  );
+  const client = new AnthropicModelClient({
+    apiKey: agentConfig.apiKey,
+    model: agentConfig.model,
+    ...(agentConfig.baseURL ? { baseURL: agentConfig.baseURL } : {}),
+  });
+  const model = output.timeModelCalls(client);
+  // The model is asked about while the sandbox opens; a setting it cannot take is refused first.
+  const lookup = lookupModelFor(agentConfig, process.env, () => client.describeModel());
+  const checkFirst =
+    agentConfig.thinking !== undefined ||
+    agentConfig.effort !== undefined ||
+    agentConfig.contextManagement === "server";
+  const setupOf = async () => {
+    try {
+      return modelSetup(agentConfig, await lookup);
+    } catch (error) {
+      return output.fail(error, exitCodeForError(error));
+    }
+  };
+  const early = checkFirst ? await setupOf() : undefined;
   await using sandbox = await openSandbox(sandboxConfig).catch((error: unknown) =>
     output.fail(error, exitCodeForError(error)),
   );
+  const setup = early ?? (await setupOf());
+  if (setup.lookup.notice !== undefined)
+    process.stderr.write(`harness: ${sanitizeForTerminal(setup.lookup.notice, { oneLine: true })}\n`);
   const { description, egress } = sandbox;
-  const system = systemPromptFor(sandbox, sandboxConfig);
+  const system = systemPromptFor(sandbox, sandboxConfig, setup.anthropicTools);
   const transcript = createTranscript(transcriptPath, {
     runStart: {
       commandTimeoutMs: sandboxConfig.timeoutMs,
       workspace: description.workspace,
       pid: process.pid,
+      context: setup.context,
       ...(fork === undefined ? {} : { forkOf: { run: fork.run.id, step: fork.step } }),
       // As configured (presets resolved), so a replay gets the same allowlist without asking npm again.
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
@@ -103,7 +121,7 @@ export async function runCommand(
     ...(continued === undefined ? {} : { adoptExisting: true, usedIds: continued.highestOutputId }),
     onRefused: reportRefusal,
   });
-  const tools = runTools(sandbox, agentConfig, sandboxConfig, outputStore);
+  const tools = runTools(sandbox, agentConfig, sandboxConfig, outputStore, setup.anthropicTools);
   const renderer = output.listener({ description, timeoutMs: sandboxConfig.timeoutMs, egress });
   const events = combineEvents(renderer, transcript);
   // For the sandbox's whole life, not per run: connections end (and are recorded) when they end,
@@ -132,6 +150,7 @@ export async function runCommand(
         events,
         history,
         ...(checkpoints === undefined ? {} : { checkpoints }),
+        ...modelDeps(setup, outputStore),
       });
     } finally {
       interrupts.end();

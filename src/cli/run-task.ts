@@ -8,11 +8,11 @@
 import type { AgentRunResult } from "../agent/agent-types.js";
 import { combineEvents } from "../agent/events.js";
 import { runAgent } from "../agent/loop.js";
-import { ZERO_USAGE } from "../agent/usage.js";
 import type { AgentConfig, SandboxConfig } from "../config.js";
 import { writeHostFile } from "../host-files/host-file.js";
 import { HostPathError } from "../host-files/host-path.js";
 import type { ModelClient } from "../model/model-client.js";
+import { ZERO_USAGE } from "../model/usage.js";
 import { timeModelCalls } from "../output/api-time.js";
 import { EgressTally } from "../output/egress-tally.js";
 import { buildResult, type ResultMessage } from "../output/result-summary.js";
@@ -21,8 +21,9 @@ import { outputsDirOf } from "../state/run-layout.js";
 import { OutputStore } from "../tools/output-store.js";
 import { createTranscript } from "../transcript/transcript.js";
 import { exitCodeFor } from "./exit-codes.js";
+import type { ModelSetup } from "./model-setup.js";
 import { exitCodeForError } from "./report-error.js";
-import { agentLimits, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
+import { agentLimits, modelDeps, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
 
 /** Everything one task needs; the caller decides every path and owns every shared object. */
 export interface TaskRunInput {
@@ -34,6 +35,8 @@ export interface TaskRunInput {
   sandboxConfig: SandboxConfig;
   /** The model client (a batch's is wrapped in the shared backoff); timed here for `duration_api_ms`. */
   model: ModelClient;
+  /** What the task does with its model: tools, context window, thinking, effort (cli/model-setup.ts). */
+  setup: ModelSetup;
   /** The run's id (result `run_id`). */
   runId: string;
   /** The JSONL transcript; saved outputs go beside it. */
@@ -136,6 +139,7 @@ async function runInSandbox(
       commandTimeoutMs: sandboxConfig.timeoutMs,
       workspace: description.workspace,
       pid: process.pid,
+      context: input.setup.context,
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
     },
     onRefused: (error) => input.progress?.(error.message),
@@ -149,13 +153,15 @@ async function runInSandbox(
   const tally = egress === undefined ? undefined : new EgressTally();
   const events = combineEvents(transcript, tally ? { onEgress: (record) => tally.add(record) } : {});
   egress?.subscribe((record) => events.onEgress(record));
+  const { setup } = input;
   const result = await runAgent(input.task, {
     model,
-    tools: runTools(sandbox, agentConfig, sandboxConfig, outputStore),
-    system: systemPromptFor(sandbox, sandboxConfig),
+    tools: runTools(sandbox, agentConfig, sandboxConfig, outputStore, setup.anthropicTools),
+    system: systemPromptFor(sandbox, sandboxConfig, setup.anthropicTools),
     limits: agentLimits(agentConfig),
     signal: input.signal,
     events,
+    ...modelDeps(setup, outputStore),
   });
   return { result, tally };
 }

@@ -4,24 +4,10 @@
  * `retry-after`); that covers a streaming request too, as long as it fails before the first event.
  */
 import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
-import type {
-  CacheControlEphemeral,
-  ContentBlockParam,
-  Message,
-  MessageCreateParamsBase,
-  TextBlockParam,
-  Tool,
-  UserMessageParam,
-} from "@anthropic-ai/sdk/resources/messages";
 import { CanceledError, type HarnessError, ModelError } from "../errors.js";
-import type { ToolDefinition } from "../tools/tool.js";
-import type {
-  ModelClient,
-  ModelRequest,
-  ModelResponse,
-  ModelStreamHandlers,
-  TokenUsage,
-} from "./model-client.js";
+import { buildParams, toModelResponse } from "./anthropic-request.js";
+import type { ModelClient, ModelRequest, ModelResponse, ModelStreamHandlers } from "./model-client.js";
+import { type ModelProfile, profileFromModelInfo } from "./model-profile.js";
 
 /** How to reach the API and which model to ask. */
 export interface AnthropicModelClientOptions {
@@ -37,9 +23,6 @@ export interface AnthropicModelClientOptions {
   timeoutMs?: number;
 }
 
-/** The API's limit on blocks carrying `cache_control` in one request. */
-const MAX_CACHE_BREAKPOINTS = 4;
-
 /**
  * Mid-stream `event: error` arrives after a 200, so the SDK's APIError has no status. We give it the
  * status the same error type has as an HTTP answer, so callers can treat "overloaded" alike either way.
@@ -54,8 +37,6 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
   api_error: 500,
   overloaded_error: 529,
 };
-
-const ephemeral = (): CacheControlEphemeral => ({ type: "ephemeral" });
 
 /**
  * The SDK writes its deprecation warnings ("The model '…' is deprecated and will reach end-of-life
@@ -105,12 +86,35 @@ export class AnthropicModelClient implements ModelClient {
     const { signal } = request;
     if (signal?.aborted) throw new CanceledError("the model request was canceled before it was sent");
     try {
+      // The beta endpoint always: its types are the real API's plus the blocks only it carries, and a
+      // request without a beta feature sends no `anthropic-beta` header.
       const params = buildParams(request, this.#model);
-      const stream = this.#client.messages.stream(params, signal ? { signal } : {});
-      const { onText } = handlers;
+      const stream = this.#client.beta.messages.stream(params, signal ? { signal } : {});
+      const { onText, onThinking } = handlers;
       if (onText) stream.on("text", (delta) => onText(delta));
+      if (onThinking) stream.on("thinking", (delta, snapshot) => onThinking(delta, snapshot === delta));
       return toModelResponse(await stream.finalMessage());
     } catch (error) {
+      throw this.#toHarnessError(error, signal);
+    }
+  }
+
+  /**
+   * What the Models API says about the model, or `undefined` when the endpoint does not answer it (a
+   * compatible endpoint without `GET /v1/models/{id}`). Rejects with `ModelError` when the API could
+   * not be asked (unreachable, key refused): the caller decides whether that matters.
+   */
+  async describeModel(signal?: AbortSignal): Promise<ModelProfile | undefined> {
+    try {
+      const info = await this.#client.models.retrieve(this.#model, null, {
+        maxRetries: Math.min(this.#maxRetries, 1),
+        timeout: 15_000,
+        ...(signal ? { signal } : {}),
+      });
+      return profileFromModelInfo(this.#model, info);
+    } catch (error) {
+      // An endpoint without the Models API: a 404 (or a compatible server's 400, 405 or 501).
+      if (error instanceof APIError && [400, 404, 405, 501].includes(error.status ?? 0)) return undefined;
       throw this.#toHarnessError(error, signal);
     }
   }
@@ -196,80 +200,4 @@ function describeCause(error: unknown): string {
     current = current instanceof Error ? current.cause : undefined;
   }
   return parts.join(": ") || "unknown error";
-}
-
-function countBreakpoints(blocks: unknown): number {
-  if (!Array.isArray(blocks)) return 0;
-  let count = 0;
-  for (const block of blocks) {
-    if (typeof block !== "object" || block === null) continue;
-    if ("cache_control" in block && block.cache_control != null) count += 1;
-    if ("content" in block) count += countBreakpoints(block.content);
-  }
-  return count;
-}
-
-/** A copy of `message` whose last block carries `cache_control`; `undefined` if it cannot carry one. */
-function withCacheBreakpoint(message: UserMessageParam): UserMessageParam | undefined {
-  const content: ContentBlockParam[] =
-    typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
-  const last = content.at(-1);
-  if (!last || last.type === "thinking" || last.type === "redacted_thinking") return undefined;
-  if (last.type === "text" && last.text === "") return undefined;
-  const marked = { ...last, cache_control: ephemeral() } as ContentBlockParam;
-  return { ...message, content: [...content.slice(0, -1), marked] };
-}
-
-function toTool(definition: ToolDefinition): Tool {
-  return { name: definition.name, description: definition.description, input_schema: definition.inputSchema };
-}
-
-/**
- * Request params with prompt-caching breakpoints on the newest user message, the system prompt and the
- * last tool, within the API's limit of 4 (counting any the caller set). The caller's messages stay
- * untouched: only copies carry the new `cache_control`.
- */
-function buildParams(request: ModelRequest, model: string): MessageCreateParamsBase {
-  const callerBreakpoints = request.messages.reduce((sum, m) => sum + countBreakpoints(m.content), 0);
-  let budget = MAX_CACHE_BREAKPOINTS - callerBreakpoints;
-  const take = () => budget-- > 0;
-  const messages = [...request.messages];
-  const newestUser = messages.findLastIndex((m) => m.role === "user");
-  const newest = messages[newestUser] as UserMessageParam | undefined;
-  const lastBlock = newest && typeof newest.content !== "string" ? newest.content.at(-1) : undefined;
-  const alreadyMarked =
-    lastBlock !== undefined && "cache_control" in lastBlock && lastBlock.cache_control != null;
-  if (newest && !alreadyMarked && budget > 0) {
-    const marked = withCacheBreakpoint(newest);
-    if (marked && take()) messages[newestUser] = marked;
-  }
-  const params: MessageCreateParamsBase = { model, max_tokens: request.maxTokens, messages };
-  if (request.system !== "") {
-    const system: TextBlockParam = { type: "text", text: request.system };
-    if (take()) system.cache_control = ephemeral();
-    params.system = [system];
-  }
-  if (request.tools.length > 0) {
-    const tools = request.tools.map(toTool);
-    const lastTool = tools.at(-1);
-    if (lastTool && take()) lastTool.cache_control = ephemeral();
-    params.tools = tools;
-  }
-  return params;
-}
-
-function toModelResponse(message: Message): ModelResponse {
-  const usage: TokenUsage = {
-    inputTokens: message.usage.input_tokens ?? 0,
-    outputTokens: message.usage.output_tokens ?? 0,
-    cacheReadInputTokens: message.usage.cache_read_input_tokens ?? 0,
-    cacheCreationInputTokens: message.usage.cache_creation_input_tokens ?? 0,
-  };
-  return {
-    id: message.id,
-    model: message.model,
-    content: message.content,
-    stopReason: message.stop_reason,
-    usage,
-  };
 }

@@ -6,10 +6,10 @@
 import type { AgentRunResult } from "../agent/agent-types.js";
 import { type AgentEvents, combineEvents } from "../agent/events.js";
 import type { ExitStatus } from "../agent/exit-status.js";
-import { ZERO_USAGE } from "../agent/usage.js";
 import type { OutputFormat } from "../config.js";
 import type { ModelClient, TokenUsage } from "../model/model-client.js";
 import { costUsd } from "../model/pricing.js";
+import { ZERO_USAGE } from "../model/usage.js";
 import { colorEnabled } from "../terminal/style.js";
 import { createTerminalRenderer } from "../terminal/terminal-renderer.js";
 import { scrubSecrets } from "../transcript/transcript.js";

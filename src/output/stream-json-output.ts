@@ -6,10 +6,11 @@
  * gateway connection. Documented in docs/output-formats.md.
  */
 import type { AgentRunResult } from "../agent/agent-types.js";
+import type { ContextEdit } from "../agent/context/context-edits.js";
 import type { AgentEvents } from "../agent/events.js";
 import type { EgressMonitor, EgressRecord, SandboxDescription } from "../sandbox/sandbox.js";
 import { HARNESS_VERSION } from "../version.js";
-import type { ResultMessage } from "./result-summary.js";
+import { apiUsage, type ResultMessage } from "./result-summary.js";
 import { assistantMessage, toolResultMessage } from "./stream-json-messages.js";
 
 /** What the init line reports about the sandbox. */
@@ -142,9 +143,46 @@ export function createStreamJsonOutput(options: StreamJsonOutputOptions): AgentE
     onAssistantTurn: (response) => emit({ type: "assistant", message: assistantMessage(response) }),
     onToolResult: (call, result) => emit(toolResultMessage(call, result)),
     onNotice: (text) => emit({ type: "system", subtype: "notice", text }),
+    onContextEdit: (edit) => emit(contextEditMessage(edit)),
     onEgress: (record) => emit(egressMessage(record)),
     onRunEnd: (result) => emit(options.summarize(result)),
   };
+}
+
+/**
+ * A compaction (the API's, or harness's own summary) as Claude Code's `system`/`compact_boundary`
+ * line, with what harness knows beside it; cleared tool results as a `system`/`context_edit` line.
+ */
+function contextEditMessage(edit: ContextEdit) {
+  switch (edit.kind) {
+    case "compaction":
+      return {
+        type: "system",
+        subtype: "compact_boundary",
+        compact_metadata: { trigger: "auto", strategy: "server", context_tokens: edit.contextTokens },
+        dropped_messages: edit.droppedMessages,
+        ...(edit.usage === undefined ? {} : { usage: apiUsage(edit.usage) }),
+      };
+    case "summary":
+      return {
+        type: "system",
+        subtype: "compact_boundary",
+        compact_metadata: { trigger: "auto", strategy: "client", pre_tokens: edit.tokensBefore },
+        post_tokens: edit.tokensAfter,
+        kept_messages: edit.keptMessages,
+        summary: edit.summary,
+        usage: apiUsage(edit.usage),
+      };
+    case "clear_tool_results":
+      return {
+        type: "system",
+        subtype: "context_edit",
+        edit: "clear_tool_results",
+        tool_use_ids: edit.cleared.map((c) => c.toolUseId),
+        pre_tokens: edit.tokensBefore,
+        post_tokens: edit.tokensAfter,
+      };
+  }
 }
 
 function initEgress(monitor: EgressMonitor): InitEgress {

@@ -26,20 +26,26 @@ interface CallBase {
   id: string;
   /** Line of the `tool_call` record in the file. */
   line: number;
-  /** The tool the model called (the replayable one is "bash"). */
+  /** The tool the model called (the replayable ones: "bash" and the text editor). */
   name: string;
   /** The tool input as the model wrote it (for bash: `command`, optional `timeout` in seconds). */
   input: unknown;
-  /** The command line, or "" when the input had none. */
+  /** The command line ("" when the input had none); for the editor, its command and path. */
   command: string;
 }
 
-/** A bash call that ran in the recording: replay it and compare. */
+/**
+ * A call that ran in the recording: replay it and compare. An editor call ran no one command: its
+ * answer is compared as stdout, an error as exit code 1.
+ */
 export interface RanCall extends CallBase {
   kind: "ran";
   /** What the recording got. */
   recorded: RecordedOutput;
 }
+
+/** The text editor's tool name (tools/editor/editor-tool.ts). */
+export const EDITOR_TOOL = "str_replace_based_edit_tool";
 
 /** A call that did not run to completion in the recording: reported, never replayed. */
 export interface SkippedCall extends CallBase {
@@ -138,18 +144,27 @@ function egressOf(value: unknown, line: number): RunStartEgress {
 
 function toolCall(row: UncheckedRecord<ToolCallRecord>, line: number, n: number): CallBase {
   const input = row.input;
-  const command = (input as { command?: unknown } | null | undefined)?.command;
-  return {
-    n,
-    id: stringField(row, "id", line),
-    line,
-    name: stringField(row, "name", line),
-    input,
-    command: typeof command === "string" ? command : "",
-  };
+  const fields = input as { command?: unknown; path?: unknown } | null | undefined;
+  const name = stringField(row, "name", line);
+  const command =
+    name === EDITOR_TOOL
+      ? `${String(fields?.command ?? "")} ${String(fields?.path ?? "")}`.trim()
+      : typeof fields?.command === "string"
+        ? fields.command
+        : "";
+  return { n, id: stringField(row, "id", line), line, name, input, command };
 }
 
 function withResult(call: CallBase, row: UncheckedRecord<ToolResultRanRecord>, line: number): RecordedCall {
+  if (call.name === EDITOR_TOOL) {
+    const content = stringField(row, "content", line);
+    const isError = booleanField(row, "isError", line);
+    return {
+      ...call,
+      kind: "ran",
+      recorded: { exitCode: isError ? 1 : 0, stdout: content, stderr: "", timedOut: false },
+    };
+  }
   if (call.name !== "bash")
     return { ...call, kind: "skipped", reason: `not a bash call (tool '${call.name}')` };
   if (row.exitCode === undefined) {

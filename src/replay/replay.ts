@@ -1,14 +1,16 @@
 /**
- * Replays a transcript's recorded bash calls, in order, against a sandbox, with no model, and compares
- * each with its recording. The calls go through the same bash tool `harness run` uses, so a call's own
- * `timeout` is parsed and capped exactly as it was when recorded.
+ * Replays a transcript's recorded bash and editor calls, in order, against a sandbox, with no model,
+ * and compares each with its recording. The calls go through the same tools `harness run` uses, so a
+ * call's own `timeout` is parsed and capped exactly as it was when recorded, and an editor call makes
+ * the same edit (its answer compared whole).
  */
 import type { Sandbox } from "../sandbox/sandbox.js";
 import { createBashTool } from "../tools/bash-tool.js";
-import { type ToolContext, ToolError } from "../tools/tool.js";
+import { createEditorTool } from "../tools/editor/editor-tool.js";
+import { type Tool, type ToolContext, ToolError } from "../tools/tool.js";
 import { scrubSecrets } from "../transcript/transcript.js";
 import { type CompareOptions, type Comparison, compareOutputs } from "./compare.js";
-import type { RanCall, RecordedCall, RecordedOutput } from "./read-transcript.js";
+import { EDITOR_TOOL, type RanCall, type RecordedCall, type RecordedOutput } from "./read-transcript.js";
 
 /** How to replay. */
 export interface ReplayOptions extends CompareOptions {
@@ -73,7 +75,8 @@ export async function replayCalls(
   options: ReplayOptions,
 ): Promise<ReplayReport> {
   // No blocklist: every replayed call already passed the recording's.
-  const tool = createBashTool(sandbox, { timeoutMs: options.timeoutMs });
+  const bash = createBashTool(sandbox, { timeoutMs: options.timeoutMs });
+  const editor = createEditorTool(sandbox, { timeoutMs: options.timeoutMs });
   const done: CallReplay[] = [];
   let interrupted = false;
   for (const call of calls) {
@@ -85,7 +88,10 @@ export async function replayCalls(
     if (call.kind === "skipped") {
       replay = { n: call.n, id: call.id, command: call.command, status: "skipped", reason: call.reason };
     } else {
-      const outcome = await runCall(tool, call, options);
+      const outcome =
+        call.name === EDITOR_TOOL
+          ? await runEditorCall(editor, call, options)
+          : await runCall(bash, call, options);
       if (outcome === "canceled") {
         interrupted = true;
         break;
@@ -103,6 +109,41 @@ export async function replayCalls(
     skipped: count("skipped"),
   };
   return { calls: done, summary, reproduced: !interrupted && summary.diverged === 0, interrupted };
+}
+
+/** An editor call: the same edit, its answer compared with the recorded one. */
+async function runEditorCall(
+  tool: ReturnType<typeof createEditorTool>,
+  call: RanCall,
+  options: ReplayOptions,
+): Promise<CallReplay | "canceled"> {
+  const base = { n: call.n, id: call.id, command: call.command, recorded: call.recorded };
+  const context: ToolContext = { callId: call.id };
+  if (options.signal !== undefined) context.signal = options.signal;
+  const answer = await answerOf(tool, call.input, context);
+  if (options.signal?.aborted) return "canceled";
+  const replayed: RecordedOutput = {
+    exitCode: answer.isError ? 1 : 0,
+    stdout: scrubSecrets(answer.content) as string,
+    stderr: "",
+    timedOut: false,
+  };
+  const comparison = compareOutputs(call.recorded, replayed, options);
+  return { ...base, status: comparison.matches ? "match" : "mismatch", replayed, comparison };
+}
+
+/** What a tool answers an input with, its refusals included (as the loop's tool turn gives them). */
+async function answerOf<I>(
+  tool: Tool<I>,
+  input: unknown,
+  context: ToolContext,
+): Promise<{ content: string; isError: boolean }> {
+  try {
+    return await tool.run(tool.parse(input), context);
+  } catch (error) {
+    if (error instanceof ToolError) return { content: error.message, isError: true };
+    throw error;
+  }
 }
 
 async function runCall(

@@ -4,6 +4,7 @@
  * goes through `sanitizeForTerminal` first: both can print escape sequences.
  */
 import type { AgentRunResult } from "../agent/agent-types.js";
+import type { ContextEdit } from "../agent/context/context-edits.js";
 import type { AgentEvents } from "../agent/events.js";
 import type { TokenUsage } from "../model/model-client.js";
 import { formatUsd } from "../model/pricing.js";
@@ -27,6 +28,8 @@ export interface TerminalRendererOptions {
 
 const MAX_LINE_CHARS = 240;
 const MAX_COMMAND_LINES = 6;
+/** Characters of each thinking block shown (dimmed, on one line); the transcript keeps it whole. */
+const MAX_THINKING_CHARS = 160;
 
 export function createTerminalRenderer(options: TerminalRendererOptions): AgentEvents {
   const style = createStyle(options.color);
@@ -43,6 +46,13 @@ export function createTerminalRenderer(options: TerminalRendererOptions): AgentE
     write(`${text}\n`);
   };
 
+  // Characters of the current thinking block shown so far; undefined outside a thinking block.
+  let thinking: number | undefined;
+  const endThinking = () => {
+    if (thinking !== undefined && !atLineStart) write("\n");
+    thinking = undefined;
+  };
+
   // The command running now, with the lines of its output already shown live.
   let live: { call: ToolCall; output: LiveOutput } | undefined;
   const liveLine = (stream: "stdout" | "stderr", text: string) => {
@@ -51,10 +61,28 @@ export function createTerminalRenderer(options: TerminalRendererOptions): AgentE
   };
 
   return {
-    onText: (delta) => write(sanitizeForTerminal(delta)),
+    onThinking: (delta, first) => {
+      if (first || thinking === undefined) {
+        endThinking();
+        if (!atLineStart) write("\n");
+        write(style.dim("✻ "));
+        thinking = 0;
+      }
+      if (thinking >= MAX_THINKING_CHARS) return;
+      const flat = delta.replace(/[\r\n\t]+/g, " ");
+      const piece = sanitizeForTerminal(flat, { oneLine: true }).slice(0, MAX_THINKING_CHARS - thinking);
+      thinking += piece.length;
+      write(style.dim(thinking >= MAX_THINKING_CHARS ? `${piece}…` : piece));
+    },
+    onText: (delta) => {
+      endThinking();
+      write(sanitizeForTerminal(delta));
+    },
     onAssistantTurn: () => {
+      endThinking();
       if (!atLineStart) write("\n");
     },
+    onContextEdit: (edit) => line(style.warn(`! ${describeEdit(edit)}`)),
     onToolCall: (call) => line(style.command(describeCall(call))),
     onToolOutput: (call, stream, chunk) => {
       if (live?.call !== call) live = { call, output: new LiveOutput(previewLines, liveLine) };
@@ -64,7 +92,12 @@ export function createTerminalRenderer(options: TerminalRendererOptions): AgentE
       const streamed = live?.call === call ? live.output : undefined;
       live = undefined;
       if (result.exec === undefined) {
-        line(style.error(`✗ ${firstLine(result.content)}`));
+        // A tool that ran no command (the editor, read_output) or a call that never ran.
+        line(
+          result.isError
+            ? style.error(`✗ ${firstLine(result.content)}`)
+            : style.ok(`✓ ${firstLine(result.content)}`),
+        );
         return;
       }
       if (streamed) {
@@ -80,8 +113,25 @@ export function createTerminalRenderer(options: TerminalRendererOptions): AgentE
   };
 }
 
+function describeEdit(edit: ContextEdit): string {
+  const n = (value: number) => value.toLocaleString("en-US");
+  switch (edit.kind) {
+    case "compaction":
+      return `context: the API compacted the conversation (${n(edit.droppedMessages)} earlier messages now stand as its summary; the context is ${n(edit.contextTokens)} tokens)`;
+    case "clear_tool_results":
+      return `context: cleared ${edit.cleared.length} old tool result(s), about ${n(edit.tokensBefore)} → ${n(edit.tokensAfter)} tokens (their text stays readable with read_output)`;
+    case "summary":
+      return `context: summarized the conversation before the last turn, about ${n(edit.tokensBefore)} → ${n(edit.tokensAfter)} tokens`;
+  }
+}
+
 function describeCall(call: ToolCall): string {
-  const input = call.input as { command?: unknown } | null;
+  const input = call.input as { command?: unknown; restart?: unknown; path?: unknown } | null;
+  if (call.name === "bash" && input?.restart === true && input.command === undefined)
+    return "$ (restart the shell)";
+  if (call.name === "str_replace_based_edit_tool" && typeof input?.command === "string") {
+    return `✎ ${sanitizeForTerminal(`${input.command} ${String(input.path ?? "")}`, { oneLine: true })}`;
+  }
   if (call.name === "bash" && typeof input?.command === "string") {
     const lines = sanitizeForTerminal(input.command).split("\n");
     const shown = lines.slice(0, MAX_COMMAND_LINES).map((text, i) => `${i === 0 ? "$" : ">"} ${clip(text)}`);

@@ -141,6 +141,44 @@ export class OutputStore {
     return new OutputCapture(this, `out-${this.count}`);
   }
 
+  /**
+   * Saves `text` under a new id (as its stdout): a tool result cleared from the conversation to keep
+   * it within the context window stays readable with read_output. Undefined when it could not be
+   * saved (refused directory, full disk, the run's bound reached). Never throws.
+   */
+  saveText(text: string): SavedOutput | undefined {
+    this.count += 1;
+    const id = `out-${this.count}`;
+    const bytes = Buffer.from(text);
+    if (this.allowance(0) < bytes.length) return undefined;
+    let file: HostFile;
+    try {
+      file = this.open(id, "stdout");
+    } catch {
+      return undefined;
+    }
+    try {
+      file.write(bytes);
+    } catch (error) {
+      if (error instanceof HostPathError) this.report(error);
+      file.close();
+      this.remove(file);
+      return undefined;
+    }
+    file.close();
+    this.account(bytes.length);
+    const output: SavedOutput = {
+      id,
+      stream: "stdout",
+      path: file.path,
+      readPath: file.openPath,
+      savedBytes: bytes.length,
+      totalBytes: bytes.length,
+    };
+    this.record(output);
+    return output;
+  }
+
   /** A saved stream by id, or undefined. The model can only name ids, never paths. */
   get(id: string, stream: StreamName): SavedOutput | undefined {
     return this.saved.get(`${id}/${stream}`);

@@ -33,7 +33,7 @@ export function createReadOutputTool(
     definition: {
       name: "read_output",
       description: [
-        "Read the full output of an earlier bash command whose output was cut. The cut result names an id like out-3.",
+        "Read the full output of an earlier bash command whose output was cut, or the text of a tool result harness cleared from the conversation to keep it within the context window. The result names an id like out-3.",
         `Give a line range (at most ${MAX_LINES} lines per call) or a regular expression to grep for (matching lines with their numbers).`,
       ].join("\n"),
       inputSchema: {

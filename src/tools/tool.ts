@@ -11,7 +11,19 @@ export interface ToolDefinition {
   description: string;
   /** JSON Schema of the input object. */
   inputSchema: { type: "object"; properties: Record<string, unknown>; required?: string[] };
+  /**
+   * An Anthropic-defined tool the model was trained on: the Messages API is sent its type and name
+   * only (the schema is the model's own). `description` and `inputSchema` still say what it takes,
+   * for everyone else (MCP clients, people).
+   */
+  anthropic?: AnthropicToolType;
 }
+
+/** The Anthropic-defined tools harness implements. */
+export type AnthropicToolType =
+  | { type: "bash_20250124" }
+  /** `maxCharacters`: what one `view` shows at most (the API's `max_characters`). */
+  | { type: "text_editor_20250728"; maxCharacters?: number };
 
 /** One `tool_use` block from the model. */
 export interface ToolCall {

@@ -10,9 +10,22 @@
  * error result saying the call did not complete, rather than dropping the turn: the model keeps what
  * it did and knows the command may have run in part. The file is not changed.
  *
+ * The edits that kept the conversation within the context window are applied again where they were
+ * made: after an assistant turn with a `compaction` block, what the block stands for is dropped; a
+ * `context` record clears the tool results it names, or puts its summary in place of the messages
+ * before the last turn. So the rebuilt conversation is the one the next request of the run would
+ * have sent, not the whole history (the transcript keeps that).
+ *
  * Secrets were scrubbed when the transcript was written, so the rebuilt conversation holds
  * "[REDACTED]" where the original had a key.
  */
+
+import {
+  applyClearedResults,
+  applySummary,
+  type ClearedResult,
+  dropBeforeCompaction,
+} from "../agent/context/context-edits.js";
 import {
   appendAssistant,
   appendUserBlocks,
@@ -26,6 +39,7 @@ import type { ContentBlock, MessageParam } from "../model/model-client.js";
 import { readTranscriptFile } from "./read-transcript-file.js";
 import type {
   AssistantRecord,
+  ContextRecord,
   RunStartRecord,
   ToolResultRecord,
   UncheckedRecord,
@@ -51,6 +65,11 @@ export interface RecordedConversation {
   ended: boolean;
   /** Ids of tool calls that had no result recorded and were answered with `INCOMPLETE_CALL_TEXT`. */
   incompleteCalls: string[];
+  /**
+   * The highest `out-N` any recorded tool result or cleared result names (0: none), dropped
+   * messages included: new saved outputs get higher ids.
+   */
+  highestOutputId: number;
 }
 
 /** Where a fork cuts a conversation: after this many tool calls (steps) have their result. */
@@ -94,6 +113,7 @@ class ConversationBuilder {
   private workspace: string | undefined;
   private pid: number | undefined;
   private ended = false;
+  private highestOutputId = 0;
 
   add(row: Row, line: number): void {
     if (this.runs === 0 && row.type !== "run_start")
@@ -113,6 +133,9 @@ class ConversationBuilder {
       case "tool_result":
         this.toolResult(row, line);
         break;
+      case "context":
+        this.context(row, line);
+        break;
       case "run_end":
         this.ended = true;
         break;
@@ -128,6 +151,7 @@ class ConversationBuilder {
       runs: this.runs,
       ended: this.ended,
       incompleteCalls: this.incomplete,
+      highestOutputId: this.highestOutputId,
     };
     if (this.workspace !== undefined) conversation.workspace = this.workspace;
     if (this.pid !== undefined) conversation.pid = this.pid;
@@ -164,7 +188,40 @@ class ConversationBuilder {
     for (const use of toolUses(blocks))
       if (typeof use.id !== "string" || use.id === "") fail(line, 'a tool_use block needs a string "id"');
     appendAssistant(this.messages, blocks);
+    if (blocks.some((block) => block.type === "compaction")) dropBeforeCompaction(this.messages);
     this.pending = toolUses(blocks).map((use) => use.id);
+  }
+
+  /** An edit made to fit the context window, applied at the same point. */
+  private context(
+    row: UncheckedRecord<Extract<ContextRecord, { kind: "clear_tool_results" }>> &
+      UncheckedRecord<Extract<ContextRecord, { kind: "summary" }>>,
+    line: number,
+  ): void {
+    if (row.kind === "clear_tool_results") {
+      const cleared = row.cleared;
+      if (!Array.isArray(cleared) || !cleared.every(isCleared))
+        fail(line, 'context record "cleared" must be a list of {toolUseId, placeholder} strings');
+      for (const { placeholder } of cleared) this.noteOutputIds(placeholder);
+      applyClearedResults(this.messages, cleared);
+    } else if (row.kind === "summary") {
+      const { summary, keptMessages } = row;
+      if (typeof summary !== "string") fail(line, 'context record needs a string "summary"');
+      if (!Number.isSafeInteger(keptMessages) || (keptMessages as number) < 0)
+        fail(line, 'context record "keptMessages" must be a whole number');
+      this.answerPending();
+      this.messages.splice(
+        0,
+        this.messages.length,
+        ...applySummary(this.messages, summary, keptMessages as number),
+      );
+    }
+    // A server compaction's record only reports it: its assistant turn already dropped what it stands for.
+  }
+
+  private noteOutputIds(text: string): void {
+    for (const match of text.matchAll(/\bout-(\d{1,9})\b/g))
+      this.highestOutputId = Math.max(this.highestOutputId, Number(match[1]));
   }
 
   private toolResult(row: UncheckedRecord<ToolResultRecord>, line: number): void {
@@ -174,6 +231,7 @@ class ConversationBuilder {
     const at = this.pending.indexOf(id);
     if (at < 0) fail(line, `tool_result '${id}' answers no tool_use of the assistant turn before it`);
     this.pending.splice(at, 1);
+    this.noteOutputIds(content);
     appendUserBlocks(this.messages, [toolResultBlock({ toolUseId: id, content, isError: isError === true })]);
   }
 
@@ -187,6 +245,11 @@ class ConversationBuilder {
     this.pending = [];
     appendUserBlocks(this.messages, blocks);
   }
+}
+
+function isCleared(value: unknown): value is ClearedResult {
+  const entry = value as Partial<ClearedResult> | null;
+  return typeof entry?.toolUseId === "string" && typeof entry.placeholder === "string";
 }
 
 function isBlock(value: unknown): boolean {

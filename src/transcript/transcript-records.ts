@@ -4,6 +4,7 @@
  * reads its fields by these names, so a field renamed or added here is a compile error in both.
  */
 import type { AgentLimits } from "../agent/agent-types.js";
+import type { ContextEdit } from "../agent/context/context-edits.js";
 import type { ExitStatus } from "../agent/exit-status.js";
 import type { ErrorFacts } from "../errors.js";
 import type { ContentBlock, StopReason, TokenUsage } from "../model/model-client.js";
@@ -41,6 +42,8 @@ export interface RunStartRecord extends RecordBase<"run_start"> {
   workspace?: string;
   /** Allowlist mode's settings (replay starts a gateway with the same allowlist); absent without one. */
   egress?: RunStartEgress;
+  /** The model's context window and how it was kept within it (agent/context/); absent before harness managed it. */
+  context?: { window: number; strategy: string };
   /** `run --fork RUN@N`: the run this one was forked from and the step its workspace and conversation are. */
   forkOf?: { run: string; step: number };
   /**
@@ -219,6 +222,14 @@ export interface PublishTranscriptRecord extends RecordBase<"publish">, AsWritte
   openedAt: string;
 }
 
+/**
+ * The conversation was edited to fit the model's context window (agent/context/context-edits.ts): a
+ * server compaction (the blocks before the `compaction` block dropped), tool results cleared (what
+ * the model sees instead), or a summary (the messages it replaces). `run --continue` applies the
+ * same edit at the same point of the conversation (read-conversation.ts).
+ */
+export type ContextRecord = RecordBase<"context"> & ContextEdit;
+
 /** A run ended. */
 export interface RunEndRecord extends RecordBase<"run_end"> {
   /** How it ended. */
@@ -241,6 +252,7 @@ export type TranscriptRecord =
   | ToolResultRecord
   | UsageRecord
   | NoticeRecord
+  | ContextRecord
   | EgressTranscriptRecord
   | CheckpointRecord
   | PublishTranscriptRecord

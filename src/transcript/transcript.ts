@@ -16,7 +16,7 @@ import { type HostDir, HostPathError, openHostDir } from "../host-files/host-pat
 import type { PublishRecord } from "../sandbox/sandbox.js";
 import type { RunStartRecord, TranscriptEntry } from "./transcript-records.js";
 
-export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onToolOutput">> {
+export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onThinking" | "onToolOutput">> {
   /** The JSONL file. */
   readonly path: string;
   /** Appends one record now. Never throws: a transcript that cannot be written must not end the run. */
@@ -34,7 +34,7 @@ export interface TranscriptOptions {
    * More facts for every run_start record: the per-command timeout and allowlist mode (replay uses
    * both), the workspace and the writing process (`harness runs`, `run --continue`).
    */
-  runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid" | "forkOf">;
+  runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid" | "forkOf" | "context">;
   /** `--devcontainer`: the postCreateCommand the sandbox ran; written into the first run_start only. */
   postCreate?: RunStartRecord["postCreate"] | undefined;
   /**
@@ -111,7 +111,7 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
       const record: Extract<TranscriptEntry, { type: "tool_result" }> =
         exec === undefined
           ? // Not run (blocked, bad input, cancelled): still say which command it was.
-            { type: "tool_result", ...answer, ...commandOf(call.input) }
+            { type: "tool_result", ...answer, ...(call.name === "bash" ? commandOf(call.input) : {}) }
           : {
               type: "tool_result",
               ...answer,
@@ -132,6 +132,7 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
     },
     onTurnUsage: (usage, total) => write({ type: "usage", usage, total }),
     onNotice: (text) => write({ type: "notice", text }),
+    onContextEdit: (edit) => write({ type: "context", ...edit }),
     onEgress: ({ time, callId, reason, address, status, lookedUp, secrets, ...record }) =>
       write({
         type: "egress",

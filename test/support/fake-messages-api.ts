@@ -5,11 +5,21 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/messages";
+import type { MessageCreateParamsBase } from "@anthropic-ai/sdk/resources/beta/messages/messages";
+import {
+  checkSignedBlocks,
+  checkWindow,
+  compact,
+  effectiveMessages,
+  FakeTokenizer,
+  inputTokens,
+  ThinkingLedger,
+} from "./fake-context.js";
 import {
   type ApiErrorType,
   buildMessage,
   buildStreamEvents,
+  type FakeBlock,
   type FakeTurn,
   formatSse,
 } from "./fake-messages-sse.js";
@@ -19,9 +29,18 @@ import {
   validateHeaders,
   validateJsonObject,
 } from "./fake-messages-validate.js";
+import {
+  betasOf,
+  COMPACT_BETA,
+  checkFeatures,
+  compactionTrigger,
+  type FakeModel,
+  modelInfo,
+} from "./fake-model-catalog.js";
 
 export type { ApiErrorType, FakeBlock, FakeStopReason, FakeTurn, FakeUsage } from "./fake-messages-sse.js";
 export { textReply, toolUseReply } from "./fake-messages-sse.js";
+export type { FakeEffort, FakeModel } from "./fake-model-catalog.js";
 
 /** A scripted HTTP error response, with the real error body shape. */
 export interface FakeHttpError {
@@ -61,6 +80,12 @@ export interface RecordedRequest {
   status: number;
   /** When the request's body had arrived (Date.now()). */
   receivedAt: number;
+  /** A model of the catalog: the input tokens the request held as the model saw it (before a compaction). */
+  inputTokens?: number;
+  /** The fake compacted the conversation before answering. */
+  compacted?: boolean;
+  /** Refused as over the model's context window. */
+  refusedForSize?: boolean;
 }
 
 /** How the fake behaves; all optional. */
@@ -77,14 +102,26 @@ export interface FakeMessagesApiOptions {
   jsonChunkSize?: number;
   /** `retry-after-ms` on 429/5xx answers (default 10), so the SDK retries fast. */
   retryAfterMs?: number;
+  /**
+   * Models with a context window and capabilities: their requests are counted (fake-context.ts) and
+   * refused over the window, their features checked (fake-model-catalog.ts), and server-side
+   * compaction done when asked. Any other model gets 404, as with `models`.
+   */
+  catalog?: Record<string, FakeModel>;
+  /** Serve `GET /v1/models/{id}` for the catalog's models (default true with a catalog). */
+  modelsApi?: boolean;
+  /** The fake tokenizer's characters per token (default 3). */
+  charsPerToken?: number;
 }
 
 /** A running fake; close it in `afterEach` (or `await using`). */
 export interface FakeMessagesApi {
   /** Base URL to pass as the SDK's `baseURL`, e.g. "http://127.0.0.1:41234". */
   url: string;
-  /** Every request, in arrival order, including rejected ones. */
+  /** Every Messages API request, in arrival order, including rejected ones. */
   requests: RecordedRequest[];
+  /** Every other request (the Models API's `GET /v1/models/{id}`, wrong paths), in arrival order. */
+  otherRequests: RecordedRequest[];
   /** Adds replies, consumed one per valid request, in order. Rejected requests consume none. */
   enqueue(...scripts: FakeScript[]): void;
   /** Scripted replies not yet consumed. */
@@ -132,7 +169,7 @@ async function readBody(req: IncomingMessage): Promise<string> {
 function sendError(
   res: ServerResponse,
   recorded: RecordedRequest,
-  error: FakeHttpError,
+  error: FakeHttpError & { errorCode?: string },
   defaultRetryMs: number,
 ) {
   const type =
@@ -148,7 +185,10 @@ function sendError(
   if (retryMs !== undefined) headers["retry-after-ms"] = String(retryMs);
   recorded.status = error.status;
   res.writeHead(error.status, headers);
-  res.end(JSON.stringify({ type: "error", error: { type, message }, request_id: recorded.requestId }));
+  const details = error.errorCode === undefined ? {} : { details: { error_code: error.errorCode } };
+  res.end(
+    JSON.stringify({ type: "error", error: { type, message, ...details }, request_id: recorded.requestId }),
+  );
 }
 
 async function sendStream(res: ServerResponse, turn: FakeTurn, events: string[]): Promise<void> {
@@ -165,12 +205,41 @@ async function sendStream(res: ServerResponse, turn: FakeTurn, events: string[])
   res.end();
 }
 
+let nextFakeToolId = 1;
+
+/** The turn with an id on every tool_use block, so the whole message and its stream agree. */
+function withToolIds(turn: FakeTurn): FakeTurn {
+  return {
+    ...turn,
+    content: turn.content.map((block) =>
+      block.type === "tool_use" && block.id === undefined
+        ? { ...block, id: `toolu_fake_${nextFakeToolId++}` }
+        : block,
+    ),
+  };
+}
+
+function usageEntry(type: string, input: number, output: number): Record<string, unknown> {
+  return {
+    type,
+    input_tokens: input,
+    output_tokens: output,
+    cache_read_input_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cache_creation: null,
+  };
+}
+
 /** Starts the fake on 127.0.0.1 with a free port. */
 export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {}): Promise<FakeMessagesApi> {
   const requests: RecordedRequest[] = [];
+  const otherRequests: RecordedRequest[] = [];
   const queue: FakeScript[] = [];
   const chunks = { text: options.textChunkSize ?? 4, json: options.jsonChunkSize ?? 7 };
   const retryMs = options.retryAfterMs ?? 10;
+  const tokenizer = new FakeTokenizer(options.charsPerToken ?? 3);
+  const ledger = new ThinkingLedger();
+  let compactions = 0;
   let counter = 0;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -192,10 +261,23 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
       status: 0,
       receivedAt: Date.now(),
     };
-    requests.push(recorded);
+    const path = recorded.path.split("?")[0] ?? "";
+    (req.method === "POST" && path === "/v1/messages" ? requests : otherRequests).push(recorded);
     res.setHeader("request-id", recorded.requestId);
     const fail = (f: ValidationFailure) => sendError(res, recorded, f, retryMs);
-    if (req.method !== "POST" || recorded.path.split("?")[0] !== "/v1/messages") {
+    const modelPath = /^\/v1\/models\/([^/]+)$/.exec(path);
+    if (req.method === "GET" && modelPath !== null && options.catalog && options.modelsApi !== false) {
+      const failure = validateHeaders(req.headers, options.apiKey);
+      if (failure) return fail(failure);
+      const id = decodeURIComponent(modelPath[1] ?? "");
+      const known = options.catalog[id];
+      if (known === undefined) return fail({ status: 404, type: "not_found_error", message: `model: ${id}` });
+      recorded.status = 200;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(modelInfo(id, known)));
+      return;
+    }
+    if (req.method !== "POST" || path !== "/v1/messages") {
       return fail({ status: 404, type: "not_found_error", message: "Not Found" });
     }
     const failure =
@@ -203,8 +285,30 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
       (options.validate === false ? validateJsonObject(body) : validateBody(body));
     if (failure) return fail(failure);
     const model = recorded.body.model;
-    if (options.models && !options.models.includes(model)) {
+    if (
+      (options.models && !options.models.includes(model)) ||
+      (options.catalog && options.catalog[model] === undefined)
+    ) {
       return fail({ status: 404, type: "not_found_error", message: `model: ${model}` });
+    }
+    const known = options.catalog?.[model];
+    const loose = body as Record<string, unknown>;
+    const messages = (recorded.body.messages ?? []) as unknown as Record<string, unknown>[];
+    const betas = betasOf(req.headers);
+    const thinkingOn = ["adaptive", "enabled"].includes(String(recorded.body.thinking?.type));
+    const featureFailure =
+      (options.validate === false ? null : checkFeatures(loose, betas, known)) ??
+      checkSignedBlocks(messages, betas.includes(COMPACT_BETA)) ??
+      ledger.check(messages, thinkingOn);
+    if (featureFailure) return fail(featureFailure);
+    const input = inputTokens(loose, tokenizer);
+    if (known !== undefined) {
+      recorded.inputTokens = input;
+      const tooLong = checkWindow(input, recorded.body.max_tokens, known.contextWindow);
+      if (tooLong) {
+        recorded.refusedForSize = true;
+        return fail(tooLong);
+      }
     }
     const script = queue.shift();
     if (script === undefined) {
@@ -227,6 +331,32 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
       return;
     }
     if ("httpError" in reply) return sendError(res, recorded, reply.httpError, retryMs);
+    reply = withToolIds(reply);
+    const trigger = compactionTrigger(loose);
+    if (known !== undefined) {
+      let turnInput = input;
+      const iterations: Record<string, unknown>[] = [];
+      if (trigger !== undefined && input > trigger) {
+        const block = compact(effectiveMessages(messages), ++compactions) as FakeBlock;
+        turnInput = tokenizer.preamble(loose) + tokenizer.block(block) + 4;
+        const summaryTokens = tokenizer.block(block);
+        iterations.push(usageEntry("compaction", input, summaryTokens));
+        reply = { ...reply, content: [block, ...reply.content] };
+        recorded.compacted = true;
+      }
+      const output = reply.content.reduce((sum, b) => sum + tokenizer.block(b), 0);
+      if (iterations.length > 0) iterations.push({ ...usageEntry("message", turnInput, output), model });
+      reply = {
+        ...reply,
+        usage: {
+          input_tokens: turnInput,
+          output_tokens: output,
+          ...(iterations.length > 0 ? { iterations } : {}),
+          ...reply.usage,
+        },
+      };
+    }
+    ledger.record(buildMessage(reply, "", model)["content"] as Record<string, unknown>[]);
     const id = `msg_fake_${counter}`;
     recorded.status = 200;
     if (recorded.body.stream !== true) {
@@ -251,6 +381,7 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    otherRequests,
     enqueue: (...scripts) => void queue.push(...scripts),
     pending: () => queue.length,
     close,

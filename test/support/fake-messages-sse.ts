@@ -4,6 +4,7 @@
  * block, message_delta, message_stop, with a ping after the first block starts, as the API does).
  * Reference: https://docs.anthropic.com/en/api/messages-streaming
  */
+import { redactedData, signThinking } from "./fake-signatures.js";
 
 /** Error `type`s the API uses in `{"type":"error","error":{"type":…}}`. */
 export type ApiErrorType =
@@ -24,7 +25,8 @@ export type FakeStopReason =
   | "tool_use"
   | "pause_turn"
   | "refusal"
-  | "model_context_window_exceeded";
+  | "model_context_window_exceeded"
+  | "compaction";
 
 /** A content block of a scripted turn. */
 export type FakeBlock =
@@ -39,7 +41,12 @@ export type FakeBlock =
       /** Streamed verbatim instead of `input`'s JSON: lets a test cut the JSON short (max_tokens). */
       rawJson?: string;
     }
-  | { type: "thinking"; thinking: string; signature: string };
+  /** Signed by the fake (fake-signatures.ts): a client that alters it is refused. */
+  | { type: "thinking"; thinking: string }
+  /** Opaque data made by the fake from `seed`. */
+  | { type: "redacted_thinking"; seed: string }
+  /** Put first by the fake itself when it compacts (fake-context.ts); not for scripts. */
+  | { type: "compaction"; content: string; encrypted_content: string; signature: string };
 
 /** Token counts of a scripted turn, in API (snake_case) shape. */
 export interface FakeUsage {
@@ -47,6 +54,8 @@ export interface FakeUsage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  /** Per-iteration usage; the fake sets it when it compacts. */
+  iterations?: Record<string, unknown>[];
 }
 
 /** One scripted assistant turn. */
@@ -109,9 +118,13 @@ function toolJson(block: Extract<FakeBlock, { type: "tool_use" }>): string {
 }
 
 /** The block as it appears in a complete `Message` (tool ids are fixed here so both shapes agree). */
-function finalBlock(block: FakeBlock): Record<string, unknown> {
+export function finalBlock(block: FakeBlock): Record<string, unknown> {
   if (block.type === "text") return { type: "text", text: block.text, citations: null };
-  if (block.type === "thinking") return { ...block };
+  if (block.type === "thinking")
+    return { type: "thinking", thinking: block.thinking, signature: signThinking(block.thinking) };
+  if (block.type === "redacted_thinking")
+    return { type: "redacted_thinking", data: redactedData(block.seed) };
+  if (block.type === "compaction") return { ...block };
   let input: unknown = block.input ?? {};
   if (block.rawJson !== undefined) {
     try {
@@ -168,7 +181,17 @@ function blockEvents(block: FakeBlock, index: number, chunks: ChunkSizes): SseEv
       ...splitInto(block.thinking, chunks.text).map((thinking) =>
         delta({ type: "thinking_delta", thinking }),
       ),
-      delta({ type: "signature_delta", signature: block.signature }),
+      delta({ type: "signature_delta", signature: final["signature"] }),
+    ];
+  } else if (block.type === "redacted_thinking") {
+    // Sent whole at its start, as the API does: there is nothing to stream.
+    start = final;
+    deltas = [];
+  } else if (block.type === "compaction") {
+    // The signature opens the block; one compaction_delta carries the summary and its opaque state.
+    start = { type: "compaction", content: null, encrypted_content: null, signature: block.signature };
+    deltas = [
+      delta({ type: "compaction_delta", content: block.content, encrypted_content: block.encrypted_content }),
     ];
   } else {
     // The API starts a tool_use block with empty input and an empty first partial_json.
@@ -218,7 +241,10 @@ export function buildStreamEvents(
       data: {
         type: "message_delta",
         delta: { stop_reason: stopReasonOf(turn), stop_sequence: turn.stopSequence ?? null },
-        usage: { output_tokens: usage.output_tokens },
+        usage: {
+          output_tokens: usage.output_tokens,
+          ...(usage.iterations === undefined ? {} : { iterations: usage.iterations }),
+        },
       },
     },
     { event: "message_stop", data: { type: "message_stop" } },

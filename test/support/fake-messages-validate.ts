@@ -10,6 +10,8 @@ export interface ValidationFailure {
   status: number;
   type: ApiErrorType;
   message: string;
+  /** `error.details.error_code`, for the errors the API names one (the compaction ones). */
+  errorCode?: string;
 }
 
 /** Request JSON as received: every field may be missing or of any type. */
@@ -86,6 +88,10 @@ function checkBlocks(blocks: unknown[], path: string): ValidationFailure | null 
   return null;
 }
 
+function opensWithCompaction(content: unknown): boolean {
+  return Array.isArray(content) && isObject(content[0]) && content[0].type === "compaction";
+}
+
 function toolUseIds(content: unknown): string[] {
   if (!Array.isArray(content)) return [];
   return content.filter((b) => isObject(b) && b.type === "tool_use").map((b) => String(b.id));
@@ -133,7 +139,9 @@ function checkMessages(messages: unknown): ValidationFailure | null {
     if (role !== "user" && role !== "assistant") {
       return invalid(`messages.${i}.role: Input should be 'user' or 'assistant'`);
     }
-    if (i === 0 && role !== "user") return invalid('messages: first message must use the "user" role');
+    // An assistant message that opens with a compaction block stands for everything before it.
+    if (i === 0 && role !== "user" && !opensWithCompaction(message.content))
+      return invalid('messages: first message must use the "user" role');
     if (i > 0 && messages[i - 1]?.role === role) {
       return invalid(
         `messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`,
@@ -162,11 +170,32 @@ function checkMessages(messages: unknown): ValidationFailure | null {
   return checkToolPairing(messages as Loose[]);
 }
 
+/** Anthropic-defined client tools: their type and the one name each must have. */
+const BUILT_IN_TOOLS: Record<string, string> = {
+  bash_20250124: "bash",
+  text_editor_20250728: "str_replace_based_edit_tool",
+};
+
 function checkTools(tools: unknown): ValidationFailure | null {
   if (tools === undefined) return null;
   if (!Array.isArray(tools)) return invalid("tools: Input should be a valid list");
   for (const [i, tool] of tools.entries()) {
     if (!isObject(tool)) return invalid(`tools.${i}: Input should be a valid dictionary`);
+    if (tool.type !== undefined && tool.type !== "custom") {
+      const name = BUILT_IN_TOOLS[String(tool.type)];
+      if (name === undefined)
+        return invalid(
+          `tools.${i}: Input tag '${String(tool.type)}' found using 'type' does not match any of the expected tags`,
+        );
+      if (tool.name !== name)
+        return invalid(`tools.${i}.${String(tool.type)}.name: Input should be '${name}'`);
+      const max = (tool as { max_characters?: unknown }).max_characters;
+      if (max !== undefined && max !== null && !(Number.isInteger(max) && (max as number) >= 1))
+        return invalid(
+          `tools.${i}.${String(tool.type)}.max_characters: Input should be greater than or equal to 1`,
+        );
+      continue;
+    }
     if (typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) {
       return invalid(`tools.${i}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
     }

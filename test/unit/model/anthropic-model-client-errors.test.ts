@@ -1,8 +1,7 @@
-import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CanceledError, ModelError } from "../../../src/errors.js";
 import { AnthropicModelClient } from "../../../src/model/anthropic-model-client.js";
-import type { ModelRequest } from "../../../src/model/model-client.js";
+import type { MessageParam, ModelRequest } from "../../../src/model/model-client.js";
 import {
   type FakeMessagesApi,
   httpError,

@@ -1,7 +1,6 @@
-import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { AnthropicModelClient } from "../../../src/model/anthropic-model-client.js";
-import type { ModelRequest } from "../../../src/model/model-client.js";
+import type { MessageParam, ModelRequest } from "../../../src/model/model-client.js";
 import type { ToolDefinition } from "../../../src/tools/tool.js";
 import {
   type FakeMessagesApi,
@@ -208,7 +207,8 @@ describe("AnthropicModelClient prompt caching", () => {
     expect(response.stopReason).toBe("end_turn");
     const raw = api.requests[0]?.rawBody ?? "";
     expect(raw.match(/"cache_control"/g)).toHaveLength(4);
-    expect(api.requests[0]?.body.messages[2]?.content.at(-1)).toHaveProperty("cache_control");
+    const content = api.requests[0]?.body.messages[2]?.content as unknown[] | undefined;
+    expect(content?.at(-1)).toHaveProperty("cache_control");
   });
 
   it("leaves out an empty system prompt and an empty tool list", async () => {

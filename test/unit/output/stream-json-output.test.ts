@@ -78,3 +78,51 @@ describe("createRunOutput: stream-json", () => {
     });
   });
 });
+
+describe("createRunOutput: stream-json context edits", () => {
+  it("prints a compaction as Claude Code's compact_boundary, cleared results as a context_edit", () => {
+    const { output, lines } = setup("stream-json");
+    const events = output.listener(sandboxFacts);
+    events.onContextEdit?.({
+      kind: "compaction",
+      by: "server",
+      droppedMessages: 12,
+      contextTokens: 4000,
+      usage: {
+        inputTokens: 160_000,
+        outputTokens: 900,
+        cacheReadInputTokens: 0,
+        cacheCreationInputTokens: 0,
+      },
+    });
+    events.onContextEdit?.({
+      kind: "summary",
+      summary: "Did things.",
+      keptMessages: 2,
+      tokensBefore: 20_000,
+      tokensAfter: 3_000,
+      usage: { inputTokens: 9000, outputTokens: 300, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+    });
+    events.onContextEdit?.({
+      kind: "clear_tool_results",
+      cleared: [{ toolUseId: "t7", placeholder: "…" }],
+      tokensBefore: 9,
+      tokensAfter: 5,
+    });
+    expect(lines()).toEqual([
+      expect.objectContaining({
+        type: "system",
+        subtype: "compact_boundary",
+        compact_metadata: { trigger: "auto", strategy: "server", context_tokens: 4000 },
+        dropped_messages: 12,
+        usage: expect.objectContaining({ input_tokens: 160_000, output_tokens: 900 }),
+      }),
+      expect.objectContaining({
+        subtype: "compact_boundary",
+        compact_metadata: { trigger: "auto", strategy: "client", pre_tokens: 20_000 },
+        summary: "Did things.",
+      }),
+      expect.objectContaining({ subtype: "context_edit", edit: "clear_tool_results", tool_use_ids: ["t7"] }),
+    ]);
+  });
+});

@@ -137,3 +137,37 @@ describe("createTerminalRenderer", () => {
     expect([...printed()].filter((char) => char === ESC || /[\u0080-\u009f\u202e]/.test(char))).toEqual([]);
   });
 });
+
+describe("createTerminalRenderer: thinking and the context window", () => {
+  it("shows thinking dimmed, on one line, cut short; the answer on the next", () => {
+    const { out, text: printed } = capture();
+    const renderer = createTerminalRenderer({ out, color: true });
+    renderer.onThinking?.("First I will\nlist ", true);
+    renderer.onThinking?.("x".repeat(400), false);
+    renderer.onText?.("Listing.");
+    renderer.onAssistantTurn?.({} as never);
+    const lines = printed().split("\n");
+    expect(lines[0]).toMatch(
+      new RegExp(`^${ESC}\\[2m✻ ${ESC}\\[22m${ESC}\\[2mFirst I will list ${ESC}\\[22m`),
+    );
+    expect(lines[0]?.replaceAll(`${ESC}[2m`, "").replaceAll(`${ESC}[22m`, "")).toHaveLength(2 + 160 + 1);
+    expect(lines[0]?.endsWith(`…${ESC}[22m`)).toBe(true);
+    expect(lines[1]).toBe("Listing.");
+  });
+
+  it("says what a context edit did, in one line each", () => {
+    const { out, text: printed } = capture();
+    const renderer = createTerminalRenderer({ out, color: false });
+    renderer.onContextEdit?.({ kind: "compaction", by: "server", droppedMessages: 40, contextTokens: 3120 });
+    renderer.onContextEdit?.({
+      kind: "clear_tool_results",
+      cleared: [{ toolUseId: "t1", placeholder: "…" }],
+      tokensBefore: 150_000,
+      tokensAfter: 90_000,
+    });
+    expect(printed()).toBe(
+      "! context: the API compacted the conversation (40 earlier messages now stand as its summary; the context is 3,120 tokens)\n" +
+        "! context: cleared 1 old tool result(s), about 150,000 → 90,000 tokens (their text stays readable with read_output)\n",
+    );
+  });
+});

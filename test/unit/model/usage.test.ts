@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addUsage, totalTokens, ZERO_USAGE } from "../../../src/agent/usage.js";
+import { addUsage, totalTokens, ZERO_USAGE } from "../../../src/model/usage.js";
 
 const usage = { inputTokens: 1, outputTokens: 2, cacheReadInputTokens: 3, cacheCreationInputTokens: 4 };
 

@@ -1,4 +1,4 @@
-import type { TokenUsage } from "../model/model-client.js";
+import type { TokenUsage } from "./model-client.js";
 
 /** No tokens yet: the start of a run's running total. Frozen so nobody adds to it in place. */
 export const ZERO_USAGE: Readonly<TokenUsage> = Object.freeze({

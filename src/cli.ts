@@ -401,7 +401,10 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     { workspace: "workspace whose container to remove" },
   )
     .option("--all", "remove every harness container")
-    .option("--cache", "remove the shared package cache (npm's and pip's downloads) instead, and only it")
+    .option(
+      "--cache",
+      "remove the package caches (npm's and pip's downloads, one per workspace) instead, and only them; with --workspace, only that workspace's",
+    )
     .option("--user <uid>", "with --cache: only this sandbox user's cache (default: every user's)")
     .action(async (flags: Flags & { all?: boolean; cache?: boolean }) => {
       const { rmCommand } = await import("./cli/container-commands.js");

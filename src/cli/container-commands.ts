@@ -59,7 +59,14 @@ export async function rmCommand(flags: CliFlags & { all?: boolean; cache?: boole
     const uid = flags.user === undefined ? undefined : parseUserIds(flags.user).uid;
     if (uid !== undefined && !Number.isSafeInteger(uid))
       throw new ConfigError(`--user must be a uid, got '${flags.user}'`);
-    const removed = await removePackageCacheVolumes(docker, uid);
+    // --workspace given: only that workspace's cache (every user's for it, unless --user).
+    const workspace =
+      flags.workspace === undefined
+        ? undefined
+        : await realpath(flags.workspace).catch(() => {
+            throw new ConfigError(`workspace '${flags.workspace}' does not exist`);
+          });
+    const removed = await removePackageCacheVolumes(docker, { uid, workspace });
     for (const name of removed) process.stdout.write(`removed volume ${name}\n`);
     if (removed.length === 0) process.stdout.write("no package cache to remove\n");
     return 0;

@@ -56,19 +56,25 @@ function rawClient(workspace: string, transcript: string, env: Record<string, st
 }
 
 describe.skipIf(skipDocker)("the end of an MCP session", { timeout: 300_000 }, () => {
-  it("a client that goes away mid-call: the answer's EPIPE ends the session, as SIGTERM does", async () => {
-    await using ws = sessionWorkspace();
-    const client = rawClient(ws.path, ws.transcript);
-    await client.answered(client.call(plantCommand(ws.path)));
-    client.call("sleep 2; echo late");
-    // The client exits: its end of both pipes closes while the call runs.
-    client.cli.child.stdout.destroy();
-    client.cli.child.stdin.end();
-    const run = await client.cli.done;
-    await expectSessionEnded(ws.path, { transcript: ws.transcript, endedBy: "stdout-closed" });
-    expect(run.stderr).not.toMatch(/EPIPE\n|\n\s+at /);
-    expect(run.code, run.stderr).toBe(141);
-  });
+  it.each([
+    ["its stdin and stdout", true],
+    ["its stdout only", false],
+  ])(
+    "a client that goes away mid-call (closing %s): the answer's EPIPE ends the session, as SIGTERM does",
+    async (_what, stdinToo) => {
+      await using ws = sessionWorkspace();
+      const client = rawClient(ws.path, ws.transcript);
+      await client.answered(client.call(plantCommand(ws.path)));
+      client.call("sleep 2; echo late");
+      // The client exits: its end of the pipes closes while the call runs.
+      client.cli.child.stdout.destroy();
+      if (stdinToo) client.cli.child.stdin.end();
+      const run = await client.cli.done;
+      await expectSessionEnded(ws.path, { transcript: ws.transcript, endedBy: "stdout-closed" });
+      expect(run.stderr).not.toMatch(/EPIPE\n|\n\s+at /);
+      expect(run.code, run.stderr).toBe(141);
+    },
+  );
 
   it("the client closes stdin between calls: the session ends, exit 0", async () => {
     await using ws = sessionWorkspace();
@@ -135,6 +141,16 @@ describe.skipIf(skipDocker)("the end of an MCP session", { timeout: 300_000 }, (
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toMatch(/^harness: internal error: injected/m);
     expect(transcriptRecords(ws.transcript).at(-1)).toMatchObject({ status: "error" });
+  });
+
+  it("SIGTERM between calls, the client still connected: exit 143", async () => {
+    await using ws = sessionWorkspace();
+    const client = rawClient(ws.path, ws.transcript);
+    await client.answered(client.call(plantCommand(ws.path)));
+    client.cli.child.kill("SIGTERM");
+    const run = await client.cli.done;
+    await expectSessionEnded(ws.path, { transcript: ws.transcript, endedBy: "SIGTERM" });
+    expect(run.code, run.stderr).toBe(143);
   });
 
   it("signals during the end do not cut it short", async () => {

@@ -188,6 +188,30 @@ describe("cache-prune.py", () => {
     for (const volume of [root, other]) expect(lstatSync(volume).mode & 0o777).toBe(0o700);
   });
 
+  it("one cache's entries never reach into another's: a bucket naming content only another cache has goes, that content stays", () => {
+    const { mount, root } = cache();
+    const other = join(mount, "vol-b");
+    const data = Buffer.alloc(8 * KIB, 7);
+    const digest = createHash("sha512").update(data).digest();
+    const hex = digest.toString("hex");
+    // vol-b holds the content; vol-a's index names it (a task in A can write any bucket in A).
+    const dir = join(other, "npm", "_cacache", "content-v2", "sha512", hex.slice(0, 2), hex.slice(2, 4));
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, hex.slice(4)), data);
+    const line = JSON.stringify({
+      key: "k",
+      integrity: `sha512-${digest.toString("base64")}`,
+      size: data.length,
+    });
+    mkdirSync(join(root, "npm", "_cacache", "index-v5", "aa"), { recursive: true });
+    writeFileSync(join(root, "npm", "_cacache", "index-v5", "aa", "aabucket"), `x\t${line}\n`);
+    file(join(root, "npm", "_cacache", "old"), 400, 2019);
+    file(join(root, "npm", "_cacache", "new"), 400, 2023);
+    prune(mount, 600 * KIB);
+    expect(existsSync(join(root, "npm", "_cacache", "index-v5", "aa", "aabucket"))).toBe(false);
+    expect(existsSync(join(dir, hex.slice(4)))).toBe(true);
+  });
+
   it("-1 only measures: nothing removed, the root's owner and mode unchanged", () => {
     const { mount, root } = cache();
     file(join(root, "npm", "_cacache", "a"), 512, 2019);

@@ -93,7 +93,12 @@ function publishOption(command: Command): Command {
 function sessionEnd(): SessionEnd {
   const session: SessionEnd = new SessionEnd({
     // Only an error nobody caught exits from here, once every held end (each sandbox's stop) has run.
-    exit: (cause) => process.exit(exitCodeForEnd(cause)),
+    exit: (cause) => {
+      const crash = session.cause?.kind === "crash" ? session.cause.error : undefined;
+      if (process.env["DEBUG"] && crash instanceof Error && crash.stack && !session.stderrGone)
+        process.stderr.write(`${sanitizeForTerminal(crash.stack)}\n`);
+      process.exit(exitCodeForEnd(cause));
+    },
     say: (line) => {
       if (!session.stderrGone)
         process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);

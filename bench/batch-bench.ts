@@ -13,6 +13,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { BatchSummary } from "../src/batch/batch-summary.js";
 import { batchCommand } from "../src/cli/batch-command.js";
+import { Interrupts } from "../src/cli/session/interrupts.js";
+import { SessionEnd } from "../src/cli/session/session-end.js";
 import type { ModelClient, ModelResponse } from "../src/model/model-client.js";
 import { makeWorkspace } from "../test/support/workspace.js";
 import { workspaceContainers } from "../test/support/workspace-container.js";
@@ -80,7 +82,7 @@ async function runLevel(concurrency: number, warm: string): Promise<string[]> {
     const code = await batchCommand(
       tasksPath,
       { concurrency: String(concurrency), outputFormat: "json", ...(warm === "on" ? {} : { warm }) },
-      { begin: () => new AbortController().signal, end: () => {} },
+      new Interrupts(new SessionEnd({ exit: () => {}, say: () => {} }), sink(), false),
       {
         createModel: async () => instantModel,
         // No Models API to ask: the table and harness's own tools, as for an endpoint without it.

@@ -5,14 +5,17 @@
 import { Command, Option } from "commander";
 import { describeDefaultConcurrency } from "./batch/default-concurrency.js";
 import { loadDotenvFile } from "./cli/dotenv-load.js";
-import { batchExitCodes, EXIT } from "./cli/exit-codes.js";
-import { Interrupts } from "./cli/interrupts.js";
+import { batchExitCodes, EXIT, exitCodeForEnd } from "./cli/exit-codes.js";
 import { reportError } from "./cli/report-error.js";
+import { Interrupts } from "./cli/session/interrupts.js";
+import { watchProcessEnds } from "./cli/session/process-ends.js";
+import { SessionEnd } from "./cli/session/session-end.js";
 import type { CliFlags } from "./config.js";
 import { RUNS_HELP } from "./runs/retention-defaults.js";
 import { addSettings } from "./settings/commander-options.js";
 import { SETTINGS, type SettingKey } from "./settings/settings.js";
 import { sanitizeDebugLogs } from "./terminal/debug-log.js";
+import { sanitizeForTerminal } from "./terminal/sanitize.js";
 import { HARNESS_VERSION } from "./version.js";
 
 /** `harness doctor --help`: kept here so --help does not load the doctor's modules. */
@@ -88,12 +91,34 @@ function publishOption(command: Command): Command {
   return addSettings(command, ["publish", "devcontainer"]);
 }
 
-async function main(argv: string[]): Promise<number> {
+/**
+ * The process's one end (cli/session/): every way harness can be ended runs the same end of the
+ * session. Installed before anything is written, so that even a closed pipe at start-up ends cleanly.
+ */
+function sessionEnd(): SessionEnd {
+  const session: SessionEnd = new SessionEnd({
+    // Only an error nobody caught exits from here, once every held end (each sandbox's stop) has run.
+    exit: (cause) => {
+      const crash = session.cause?.kind === "crash" ? session.cause.error : undefined;
+      if (process.env["DEBUG"] && crash instanceof Error && crash.stack && !session.stderrGone)
+        process.stderr.write(`${sanitizeForTerminal(crash.stack)}\n`);
+      process.exit(exitCodeForEnd(cause));
+    },
+    say: (line) => {
+      if (!session.stderrGone)
+        process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
+    },
+  });
+  watchProcessEnds(session);
+  return session;
+}
+
+async function main(argv: string[], session: SessionEnd): Promise<number> {
   // Key by key, not dotenv.config(): the current directory is often a workspace the sandbox can write.
   loadDotenvFile(process.env, process.cwd());
   sanitizeDebugLogs();
   let exitCode: number = EXIT.ok;
-  const interrupts = new Interrupts(() => process.exit(EXIT.interrupted));
+  const interrupts = new Interrupts(session);
   const program = new Command("harness")
     .description("Run an LLM coding agent on a project inside a hardened Docker sandbox.")
     .version(HARNESS_VERSION)
@@ -190,7 +215,7 @@ async function main(argv: string[]): Promise<number> {
     ),
   ).action(async (args: string[], flags: Flags) => {
     const { execCommand } = await import("./cli/exec-command.js");
-    exitCode = await execCommand(args, flags, interrupts.begin());
+    exitCode = await execCommand(args, flags, interrupts);
   });
 
   addSettings(
@@ -206,7 +231,7 @@ async function main(argv: string[]): Promise<number> {
     [...BLOCKLIST_KEYS, "transcript"],
   ).action(async (flags: Flags) => {
     const { mcpCommand } = await import("./cli/mcp-command.js");
-    exitCode = await mcpCommand(flags, interrupts.begin());
+    exitCode = await mcpCommand(flags, interrupts);
   });
 
   publishOption(
@@ -215,7 +240,7 @@ async function main(argv: string[]): Promise<number> {
     ),
   ).action(async (flags: Flags) => {
     const { shellCommand } = await import("./cli/container-commands.js");
-    exitCode = await shellCommand(flags);
+    exitCode = await shellCommand(flags, interrupts);
   });
 
   sandboxOptions(
@@ -237,7 +262,7 @@ async function main(argv: string[]): Promise<number> {
     )
     .action(async (transcript: string, flags: Flags) => {
       const { replayCommand } = await import("./cli/replay-command.js");
-      exitCode = await replayCommand(transcript, flags, interrupts.begin());
+      exitCode = await replayCommand(transcript, flags, interrupts);
     });
 
   const runs = program
@@ -386,7 +411,10 @@ async function main(argv: string[]): Promise<number> {
     { workspace: "workspace whose container to remove" },
   )
     .option("--all", "remove every harness container")
-    .option("--cache", "remove the shared package cache (npm's and pip's downloads) instead, and only it")
+    .option(
+      "--cache",
+      "remove the package caches (npm's and pip's downloads, one per workspace) instead, and only them; with --workspace, only that workspace's",
+    )
     .option("--user <uid>", "with --cache: only this sandbox user's cache (default: every user's)")
     .action(async (flags: Flags & { all?: boolean; cache?: boolean }) => {
       const { rmCommand } = await import("./cli/container-commands.js");
@@ -406,4 +434,7 @@ async function main(argv: string[]): Promise<number> {
   return exitCode;
 }
 
-process.exitCode = await main(process.argv);
+const session = sessionEnd();
+const code = await main(process.argv, session);
+// What ended the session, when something did, is what the exit code says.
+process.exitCode = session.cause === undefined ? code : exitCodeForEnd(session.cause);

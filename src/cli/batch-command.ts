@@ -1,8 +1,8 @@
 /**
  * `harness batch TASKS.jsonl`: many tasks, each in its own sandbox, at most `--concurrency` at once,
  * one results line per task, a transcript per task, a summary at the end (src/batch/README.md).
- * Ctrl-C or SIGTERM stops starting tasks and ends the running ones cleanly; the same command again
- * resumes. Exit codes: BATCH_EXIT (src/batch/batch-summary.ts).
+ * Ctrl-C, SIGTERM or SIGHUP (any way the session ends: session/session-end.ts) stops starting tasks
+ * and ends the running ones cleanly; the same command again resumes. Exit codes: BATCH_EXIT (src/batch/batch-summary.ts).
  */
 
 import { randomUUID } from "node:crypto";
@@ -32,11 +32,11 @@ import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
 import { warmContainer } from "../sandbox/docker/warm/warm-container.js";
 import { transcriptPathOf } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import type { Interrupts } from "./interrupts.js";
 import { lookupModelFor, type ModelSetup, modelSetup } from "./model-setup.js";
 import { exitCodeForError } from "./report-error.js";
 import { runTask } from "./run-task.js";
 import { openSandbox } from "./sandbox-from-config.js";
+import type { Interrupts } from "./session/interrupts.js";
 
 /** `harness batch`'s own flags, besides the sandbox and model flags every task inherits. */
 export interface BatchFlags extends CliFlags {
@@ -62,7 +62,7 @@ export interface BatchCommandDeps {
 export async function batchCommand(
   tasksPath: string,
   flags: BatchFlags,
-  interrupts: Pick<Interrupts, "begin" | "end">,
+  interrupts: Pick<Interrupts, "begin" | "end" | "session">,
   deps: BatchCommandDeps = {},
 ): Promise<number> {
   const env = deps.env ?? process.env;
@@ -161,6 +161,7 @@ export async function batchCommand(
             const discard = await warmed;
             try {
               return await openSandbox(config, {
+                session: interrupts.session,
                 removeOnStop: true,
                 warmPod: warmPods.get(task),
                 progress: (line) => progress.note(`${task.task.id}: ${line}`),
@@ -171,6 +172,7 @@ export async function batchCommand(
             }
           },
           signal: taskSignal,
+          session: interrupts.session,
           progress: (line) => progress.note(`${task.task.id}: ${line}`),
         });
         return {
@@ -268,29 +270,20 @@ async function anthropicModel(planned: PlannedTask): Promise<ModelClient> {
 }
 
 /**
- * One signal for the whole batch: the first Ctrl-C (through `interrupts`, whose second press quits at
- * once) or a SIGTERM aborts it. `release` removes the SIGTERM handler.
+ * One signal for the whole batch: the first Ctrl-C (through `interrupts`) or anything else that ends
+ * the session (SIGTERM, SIGHUP, output gone) aborts it. `release` ends the unit of work.
  */
 function batchSignal(
   interrupts: Pick<Interrupts, "begin" | "end">,
   progress: BatchProgress,
 ): { signal: AbortSignal; release: () => void } {
-  const term = new AbortController();
-  const onTerm = () => term.abort();
-  process.on("SIGTERM", onTerm);
-  const signal = AbortSignal.any([interrupts.begin(), term.signal]);
+  const signal = interrupts.begin();
   signal.addEventListener(
     "abort",
     () => progress.note("stopping: no new task starts; running tasks end and their containers are removed"),
     { once: true },
   );
-  return {
-    signal,
-    release: () => {
-      process.off("SIGTERM", onTerm);
-      interrupts.end();
-    },
-  };
+  return { signal, release: () => interrupts.end() };
 }
 
 /** A result for a task whose run threw after all (a bug), so it is recorded like any other. */

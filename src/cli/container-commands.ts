@@ -12,14 +12,23 @@ import { removePackageCacheVolumes } from "../sandbox/docker/package-cache/packa
 import { parseUserIds } from "../sandbox/sandbox-user.js";
 import { readSettings } from "../settings/read-setting.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import { reviewCopyChanges } from "./copy-changes.js";
+import { processReviewIo, reviewCopyChanges } from "./copy-changes.js";
 import { engineOf, podsCommand } from "./pods-command.js";
 import { openSandbox } from "./sandbox-from-config.js";
+import type { Interrupts } from "./session/interrupts.js";
 
-export async function shellCommand(flags: CliFlags): Promise<number> {
-  await using sandbox = await openSandbox(loadSandboxConfig(process.env, flags));
-  const code = await sandbox.shell({ stdin: process.stdin, stdout: process.stdout });
-  await reviewCopyChanges(sandbox, flags.apply);
+export async function shellCommand(flags: CliFlags, interrupts: Interrupts): Promise<number> {
+  await using sandbox = await openSandbox(loadSandboxConfig(process.env, flags), {
+    session: interrupts.session,
+  });
+  // The session's end (SIGHUP when the terminal closes, SIGTERM) closes the shell's connection. A
+  // Ctrl-C at the terminal is a key for the shell; a SIGINT sent to harness ends the session too.
+  const code = await sandbox.shell({
+    stdin: process.stdin,
+    stdout: process.stdout,
+    signal: interrupts.session.signal,
+  });
+  await reviewCopyChanges(sandbox, flags.apply, processReviewIo(interrupts.session.signal));
   return code;
 }
 
@@ -50,7 +59,14 @@ export async function rmCommand(flags: CliFlags & { all?: boolean; cache?: boole
     const uid = flags.user === undefined ? undefined : parseUserIds(flags.user).uid;
     if (uid !== undefined && !Number.isSafeInteger(uid))
       throw new ConfigError(`--user must be a uid, got '${flags.user}'`);
-    const removed = await removePackageCacheVolumes(docker, uid);
+    // --workspace given: only that workspace's cache (every user's for it, unless --user).
+    const workspace =
+      flags.workspace === undefined
+        ? undefined
+        : await realpath(flags.workspace).catch(() => {
+            throw new ConfigError(`workspace '${flags.workspace}' does not exist`);
+          });
+    const removed = await removePackageCacheVolumes(docker, { uid, workspace });
     for (const name of removed) process.stdout.write(`removed volume ${name}\n`);
     if (removed.length === 0) process.stdout.write("no package cache to remove\n");
     return 0;

@@ -10,6 +10,13 @@ import { sanitizeForTerminal } from "../terminal/sanitize.js";
 export interface ReviewIo {
   stdin: NodeJS.ReadStream;
   stderr: NodeJS.WritableStream;
+  /** Aborted once the session is ending (SIGTERM, SIGHUP…): nobody is asked any more. */
+  ending?: AbortSignal;
+}
+
+/** The process's own stdin and stderr, and the session's end. */
+export function processReviewIo(ending: AbortSignal): ReviewIo {
+  return { stdin: process.stdin, stderr: process.stderr, ending };
 }
 
 /** What happened to the changes, for the caller's exit code and for tests. */
@@ -52,11 +59,17 @@ export async function reviewCopyChanges(
   }
   write(`harness: copy mode: the sandbox's changes to ${root}:\n${changes.summary}`);
   if (changes.diff !== "") write(`\n${changes.diff}\n`);
-  const decided =
-    apply ?? (io.stdin.isTTY ? await confirm(io, `Apply these changes to ${root}? [y/N] `) : undefined);
+  const ask = io.stdin.isTTY === true && io.ending?.aborted !== true;
+  const decided = apply ?? (ask ? await confirm(io, `Apply these changes to ${root}? [y/N] `) : undefined);
   if (!decided) {
     const why =
-      apply === false ? "--no-apply" : io.stdin.isTTY ? "not confirmed" : "pass --apply to apply them";
+      apply === false
+        ? "--no-apply"
+        : io.ending?.aborted
+          ? "the session is ending; --apply applies them"
+          : io.stdin.isTTY
+            ? "not confirmed"
+            : "pass --apply to apply them";
     write(`harness: changes not applied (${why}); the sandbox's copy is discarded\n`);
     return "not-applied";
   }

@@ -2,17 +2,18 @@
 import { type CliFlags, loadSandboxConfig } from "../config.js";
 import type { EgressDenial } from "../sandbox/sandbox.js";
 import { visibleControls } from "../text/visible-controls.js";
-import { reviewCopyChanges } from "./copy-changes.js";
+import { processReviewIo, reviewCopyChanges } from "./copy-changes.js";
 import { ExecOutput } from "./exec-output.js";
 import { EXIT } from "./exit-codes.js";
 import { openSandbox } from "./sandbox-from-config.js";
+import type { Interrupts } from "./session/interrupts.js";
 
-export async function execCommand(args: string[], flags: CliFlags, signal: AbortSignal): Promise<number> {
-  // First: a reader that is gone already must not crash harness with EPIPE.
+export async function execCommand(args: string[], flags: CliFlags, interrupts: Interrupts): Promise<number> {
   const output = new ExecOutput({ stdout: process.stdout, stderr: process.stderr });
   const config = loadSandboxConfig(process.env, flags);
   const command = commandLine(args);
-  await using sandbox = await openSandbox(config);
+  const signal = interrupts.begin();
+  await using sandbox = await openSandbox(config, { session: interrupts.session });
   if (output.broken) return EXIT.brokenPipe;
   // Backpressure: a slow reader pauses the command instead of filling harness's memory; a reader
   // that goes away (`| head -1`) stops the command, killed in the container like a cancel.
@@ -26,7 +27,7 @@ export async function execCommand(args: string[], flags: CliFlags, signal: Abort
   if (!output.broken && (result.timedOut || result.isCanceled || result.oomKilled))
     output.note(result.shortMessage);
   // Copy mode: the command's changes are shown, and applied only when asked, before the exit.
-  await reviewCopyChanges(sandbox, flags.apply);
+  await reviewCopyChanges(sandbox, flags.apply, processReviewIo(interrupts.session.signal));
   if (output.broken) return EXIT.brokenPipe;
   if (result.timedOut) return EXIT.timedOut;
   if (result.isCanceled) return EXIT.interrupted;

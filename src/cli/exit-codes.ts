@@ -5,7 +5,9 @@
  * them), and `harness batch --help` lists `batchExitCodes()`. `harness exec` is the exception that
  * mirrors the command: it exits with the command's own code.
  */
+import { constants } from "node:os";
 import type { ExitStatus } from "../agent/exit-status.js";
+import type { EndCause } from "./session/session-end.js";
 
 interface ExitCode {
   code: number;
@@ -37,16 +39,23 @@ const EXIT_CODES = {
     execOnly: true,
   },
   /**
-   * The reader of its stdout or stderr went away (`| head -1`), so the command was killed; 128 +
-   * SIGPIPE, as a shell reports a pipeline member that SIGPIPE ended.
+   * The reader of stdout or stderr went away (`| head -1`), so the running command was killed and
+   * the session ended; 128 + SIGPIPE, as a shell reports a pipeline member that SIGPIPE ended.
    */
   brokenPipe: {
     code: 141,
-    meaning: "`harness exec`: the reader of its output went away, so the command was killed",
-    execOnly: true,
+    meaning:
+      "the reader of harness's stdout or stderr went away (a pipe into `head`): the session ended as on SIGTERM",
   },
+  /** 128 + SIGHUP: the terminal closed. */
+  hangup: { code: 129, meaning: "SIGHUP (the terminal closed): the session ended as on SIGTERM" },
   /** 128 + SIGINT, shell style. */
   interrupted: { code: 130, meaning: "interrupted (Ctrl-C)" },
+  /** 128 + SIGTERM. */
+  terminated: {
+    code: 143,
+    meaning: "SIGTERM: the running command was stopped and the session ended",
+  },
 } as const satisfies Record<string, ExitCode>;
 
 export type ExitName = keyof typeof EXIT_CODES;
@@ -65,13 +74,26 @@ export function exitCodeTable(): string[] {
   return ["| code | meaning |", "|---|---|", ...rows];
 }
 
+/**
+ * The exit code of a session something ended (session/session-end.ts): 128 + the signal's number,
+ * as a shell reports it (SIGPIPE's for a reader that went away); an error (1) for output that failed
+ * otherwise (a full disk) and for an error nobody caught.
+ */
+export function exitCodeForEnd(cause: EndCause): number {
+  if (cause.kind === "signal") return 128 + constants.signals[cause.signal];
+  if (cause.kind === "output" && cause.code === "EPIPE") return EXIT.brokenPipe;
+  return EXIT.error;
+}
+
 /** What `harness batch`'s codes mean (a batch ends differently from one run). */
 const BATCH_MEANINGS: Readonly<Partial<Record<ExitName, string>>> = {
   ok: "every task finished",
   error: "some ended with an error (Docker, API; --retry errors)",
   usage: "bad usage or tasks file",
   limit: "--max-budget-usd stopped the batch",
+  hangup: "SIGHUP (run the same command again to resume)",
   interrupted: "interrupted (run the same command again to resume)",
+  terminated: "SIGTERM (run the same command again to resume)",
 };
 
 /** `harness batch --help`'s lines: "  0   every task finished", … */

@@ -19,10 +19,12 @@ import { createReadOutputTool } from "../tools/read-output-tool.js";
 import type { Tool } from "../tools/tool.js";
 import { createWriteFileTool } from "../tools/write-file-tool.js";
 import { createTranscript } from "../transcript/transcript.js";
-import { reviewCopyChanges } from "./copy-changes.js";
+import { processReviewIo, reviewCopyChanges } from "./copy-changes.js";
 import { EXIT } from "./exit-codes.js";
 import { runStartEgress, systemPromptFor } from "./run-setup.js";
 import { openSandbox, postCreateRun } from "./sandbox-from-config.js";
+import type { Interrupts } from "./session/interrupts.js";
+import { causeName } from "./session/session-end.js";
 
 export interface McpFlags extends CliFlags {
   /** `--no-apply` / `--apply` (copy mode). */
@@ -33,13 +35,17 @@ export interface McpFlags extends CliFlags {
 const SESSION_TASK = "(MCP session: tool calls from an MCP client)";
 
 /**
- * `interrupt`: aborted by Ctrl-C (a second one quits at once). SIGTERM, how MCP clients end a server
- * that did not exit after its stdin closed, stops the session the same way.
+ * Every way the session ends takes one path (session/session-end.ts): the client closing stdin (the
+ * spec's way: the calls it sent are answered first), SIGTERM (the spec's next step), SIGHUP, Ctrl-C,
+ * the client going away so that an answer cannot be written (EPIPE), an error nobody caught. Each
+ * ends with run_end in the transcript and the sandbox stopped: what the calls left running ended, the
+ * git files they planted moved aside.
  */
-export async function mcpCommand(flags: McpFlags, interrupt: AbortSignal): Promise<number> {
+export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promise<number> {
+  const { session } = interrupts;
   const config = loadSandboxConfig(process.env, flags);
   const transcriptPath = flags.transcript ?? transcriptPathOf(runsDir(), newRunId());
-  await using sandbox = await openSandbox(config);
+  await using sandbox = await openSandbox(config, { session });
   const system = systemPromptFor(sandbox, config);
   const transcript = createTranscript(transcriptPath, {
     runStart: {
@@ -49,7 +55,13 @@ export async function mcpCommand(flags: McpFlags, interrupt: AbortSignal): Promi
       ...(config.egress === undefined ? {} : { egress: runStartEgress(config.egress) }),
     },
     postCreate: postCreateRun(sandbox),
+    endedBy: () => (session.cause === undefined ? undefined : causeName(session.cause)),
   });
+  // Held from before run_start, for the life of the command: an error nobody caught still records
+  // the session's end.
+  session.hold("the transcript's run_end", () =>
+    transcript.endUnfinished("error", session.cause?.kind === "crash" ? session.cause.error : undefined),
+  );
   const outputStore = new OutputStore({ dir: outputsDirOf(transcript.path) });
   const timeoutMs = config.timeoutMs;
   const blocklist = createBlocklist({
@@ -71,15 +83,14 @@ export async function mcpCommand(flags: McpFlags, interrupt: AbortSignal): Promi
   });
   sandbox.egress?.subscribe((record) => transcript.onEgress(record));
   sandbox.published?.subscribe((record) => transcript.onPublish(record));
-  const say = (line: string) =>
-    process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
+  const say = (line: string) => {
+    if (!session.stderrGone)
+      process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
+  };
   say(`MCP server ready on stdio; transcript: ${transcript.path}`);
 
-  const terminated = new AbortController();
-  // Kept for the whole command: a SIGTERM while the sandbox stops must not cut that short.
-  process.on("SIGTERM", () => terminated.abort());
   let calls = 0;
-  const session = createMcpServer({
+  const server = createMcpServer({
     tools,
     events: {
       ...transcript,
@@ -91,16 +102,22 @@ export async function mcpCommand(flags: McpFlags, interrupt: AbortSignal): Promi
     instructions: system,
     onFatal: (error) => say(`the sandbox failed: ${error.message}`),
   });
-  await serveOverStdio(session, AbortSignal.any([interrupt, terminated.signal]));
+  // No unit of work of harness's own to cancel: the client cancels its calls. A Ctrl-C, like every
+  // other way, ends the session.
+  await serveOverStdio(server, session.signal);
+  const cause = session.cause;
+  // The client's own ways to end a session (closing stdin, then SIGTERM) end it as asked.
+  const asked = cause === undefined || (cause.kind === "signal" && cause.signal === "SIGTERM");
+  const by = cause === undefined ? "" : ` (ended by ${causeName(cause)})`;
   transcript.onRunEnd({
-    status: "submitted",
+    status: asked ? "submitted" : "canceled",
     messages: [],
     turns: 0,
     usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
-    finalText: `MCP session ended after ${calls} tool call(s).`,
+    finalText: `MCP session ended after ${calls} tool call(s)${by}.`,
   });
-  say(`MCP session ended; transcript: ${transcript.path}`);
+  say(`MCP session ended${by}; transcript: ${transcript.path}`);
   pruneAfterRun({ transcriptPath: transcript.path });
-  await reviewCopyChanges(sandbox, flags.apply);
+  await reviewCopyChanges(sandbox, flags.apply, processReviewIo(session.signal));
   return EXIT.ok;
 }

@@ -25,6 +25,8 @@ import { EXIT } from "./exit-codes.js";
 import { checkpointOf, ownerOf } from "./fork-run.js";
 import { restoreCheckpoint } from "./restore-checkpoint.js";
 import { openSandbox } from "./sandbox-from-config.js";
+import type { Interrupts } from "./session/interrupts.js";
+import type { SessionEnd } from "./session/session-end.js";
 
 /** `replay`'s flags besides the sandbox ones. */
 export interface ReplayFlags extends CliFlags {
@@ -41,7 +43,12 @@ export interface ReplayFlags extends CliFlags {
 /** Owner of a temporary workspace when harness runs as root: it refuses root-owned workspaces. */
 const DEFAULT_OWNER = { uid: 1000, gid: 1000 };
 
-export async function replayCommand(path: string, flags: ReplayFlags, signal: AbortSignal): Promise<number> {
+export async function replayCommand(
+  path: string,
+  flags: ReplayFlags,
+  interrupts: Interrupts,
+): Promise<number> {
+  const signal = interrupts.begin();
   const transcript = await readTranscript(path);
   missingSecrets(transcript.egress?.secrets ?? [], flags, process.env);
   const from = startingCheckpoint(path, flags.from);
@@ -76,7 +83,7 @@ export async function replayCommand(path: string, flags: ReplayFlags, signal: Ab
   );
   let report: ReplayReport;
   try {
-    report = await replayIn({ ...checked, workspace }, temporary, async (sandbox) =>
+    report = await replayIn({ ...checked, workspace }, temporary, interrupts.session, async (sandbox) =>
       replayCalls(calls, sandbox, {
         // The recording's own default timeout, unless --timeout says otherwise.
         timeoutMs:
@@ -153,10 +160,11 @@ export function egressNotice(
 async function replayIn<T>(
   config: SandboxConfig,
   temporary: boolean,
+  session: SessionEnd,
   work: (sandbox: Awaited<ReturnType<typeof openSandbox>>) => Promise<T>,
 ): Promise<T> {
   if (!temporary) await removeExistingContainers(config.workspace, config.dockerContext);
-  await using sandbox = await openSandbox(config, { removeOnStop: true });
+  await using sandbox = await openSandbox(config, { session, removeOnStop: true });
   // Awaited here: a bare `return work(…)` would dispose of (remove) the sandbox while it still runs.
   return await work(sandbox);
 }

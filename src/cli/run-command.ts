@@ -18,15 +18,16 @@ import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { OutputStore } from "../tools/output-store.js";
 import { createTranscript } from "../transcript/transcript.js";
 import { type ContinuedRun, type ContinueFlags, loadContinuedRun } from "./continued-run.js";
-import { reviewCopyChanges } from "./copy-changes.js";
+import { processReviewIo, reviewCopyChanges } from "./copy-changes.js";
 import { EXIT, exitCodeFor } from "./exit-codes.js";
 import { type ForkedRun, prepareFork } from "./fork-run.js";
-import type { Interrupts } from "./interrupts.js";
 import { lookupModelFor, modelSetup } from "./model-setup.js";
 import { exitCodeForError } from "./report-error.js";
 import { openRunCheckpoints } from "./run-checkpoints.js";
 import { agentLimits, modelDeps, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
 import { openSandbox, postCreateRun } from "./sandbox-from-config.js";
+import type { Interrupts } from "./session/interrupts.js";
+import { causeName } from "./session/session-end.js";
 
 /**
  * Transcripts live outside the workspace by default: the sandbox can write anything in the
@@ -93,7 +94,8 @@ export async function runCommand(
     }
   };
   const early = checkFirst ? await setupOf() : undefined;
-  await using sandbox = await openSandbox(sandboxConfig).catch((error: unknown) =>
+  const { session } = interrupts;
+  await using sandbox = await openSandbox(sandboxConfig, { session }).catch((error: unknown) =>
     output.fail(error, exitCodeForError(error)),
   );
   const setup = early ?? (await setupOf());
@@ -113,7 +115,12 @@ export async function runCommand(
     },
     onRefused: reportRefusal,
     postCreate: postCreateRun(sandbox),
+    endedBy: () => (session.cause === undefined ? undefined : causeName(session.cause)),
   });
+  // An error nobody caught cuts the loop short: its run_end is still written (session-end.ts).
+  session.hold("the transcript's run_end", () =>
+    transcript.endUnfinished("error", session.cause?.kind === "crash" ? session.cause.error : undefined),
+  );
   // Whole outputs of cut commands live beside the transcript, outside the workspace.
   // A continued run shares the directory: earlier ids stay readable and new ones never reuse them.
   const outputStore = new OutputStore({
@@ -137,6 +144,9 @@ export async function runCommand(
     onNotice: (text) => events.onNotice(text),
     progress: (line) => process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`),
   });
+  const { end: closeCheckpoints } = session.hold("closing the checkpoints", async () => {
+    await checkpoints?.close();
+  });
   sandbox.published?.subscribe((record) => transcript.onPublish(record));
   const runTurn = async (text: string, history: MessageParam[]): Promise<AgentRunResult> => {
     const signal = interrupts.begin();
@@ -157,21 +167,23 @@ export async function runCommand(
     }
   };
 
-  // A closed pipe on stdout (`| head`) must end the run cleanly, not crash with the command still running.
-  process.stdout.on("error", () => interrupts.outputGone());
+  // A closed pipe on stdout (`| head`), SIGTERM, SIGHUP: the session's end (session/) aborts the turn
+  // and ends the prompt; the run's end below runs as for any other end.
   let code: number = EXIT.ok;
   if (task.trim() !== "") {
     code = exitCodeFor((await runTurn(task, history)).status);
   } else {
     code = await promptLoop(runTurn, interrupts, history);
   }
-  await checkpoints?.close();
-  process.stderr.write(`harness: transcript: ${sanitizeForTerminal(transcript.path, { oneLine: true })}\n`);
+  await closeCheckpoints();
+  if (!session.stderrGone)
+    process.stderr.write(`harness: transcript: ${sanitizeForTerminal(transcript.path, { oneLine: true })}\n`);
   // Retention: never throws; a failure is one warning line and the run's exit code stands.
   pruneAfterRun({ transcriptPath: transcript.path });
   // Copy mode: the run's changes are shown, and applied only when asked, before the sandbox goes.
-  await reviewCopyChanges(sandbox, flags.apply);
-  return interrupts.isOutputGone ? EXIT.brokenPipe : code;
+  await reviewCopyChanges(sandbox, flags.apply, processReviewIo(session.signal));
+  // What ended the session, if anything did, sets the exit code instead (cli.ts).
+  return code;
 }
 
 /** A host file harness would not write (a link the sandbox planted, a file swapped in): one line. */
@@ -218,6 +230,11 @@ async function promptLoop(
     ...(tty ? { output: process.stdout } : {}),
   });
   rl.on("SIGINT", () => interrupts.press());
+  // The session's end (SIGHUP, SIGTERM, output gone, Ctrl-C at the prompt) closes the prompt; so does
+  // a stdin that fails (a terminal that is gone).
+  const close = () => rl.close();
+  interrupts.session.signal.addEventListener("abort", close, { once: true });
+  process.stdin.once("error", close);
   rl.setPrompt("harness> ");
   let history = initialHistory;
   let code: number = EXIT.ok;
@@ -229,10 +246,12 @@ async function promptLoop(
       const result = await runTurn(text, history);
       history = result.messages;
       code = exitCodeFor(result.status);
-      if (result.status === "error" || interrupts.isOutputGone) break;
+      if (result.status === "error" || interrupts.ending) break;
       rl.prompt();
     }
   } finally {
+    interrupts.session.signal.removeEventListener("abort", close);
+    process.stdin.off("error", close);
     rl.close();
   }
   return code;

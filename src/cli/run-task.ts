@@ -24,6 +24,7 @@ import { exitCodeFor } from "./exit-codes.js";
 import type { ModelSetup } from "./model-setup.js";
 import { exitCodeForError } from "./report-error.js";
 import { agentLimits, modelDeps, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
+import { causeName, type SessionEnd } from "./session/session-end.js";
 
 /** Everything one task needs; the caller decides every path and owns every shared object. */
 export interface TaskRunInput {
@@ -45,6 +46,11 @@ export interface TaskRunInput {
   openSandbox: (config: SandboxConfig) => Promise<Sandbox>;
   /** Aborting ends the task cleanly: the running command is killed, the result says "canceled". */
   signal: AbortSignal;
+  /**
+   * The process's session end (session/session-end.ts): the transcript's run_end is held there, so
+   * an error nobody caught still records it, and a run_end says what ended the session.
+   */
+  session?: Pick<SessionEnd, "hold" | "cause"> | undefined;
   /** Copy mode: write the sandbox's changes as a unified diff here (never applied to the workspace). */
   diffPath?: string | undefined;
   /** Lines for people (sandbox progress, a container that could not be removed). */
@@ -143,8 +149,18 @@ async function runInSandbox(
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
     },
     onRefused: (error) => input.progress?.(error.message),
+    endedBy: () => (input.session?.cause === undefined ? undefined : causeName(input.session.cause)),
   });
-  opened.push(transcript);
+  const session = input.session;
+  const held = session?.hold("a task's run_end", () =>
+    transcript.endUnfinished("error", session.cause?.kind === "crash" ? session.cause.error : undefined),
+  );
+  opened.push({
+    close: () => {
+      held?.release();
+      transcript.close();
+    },
+  });
   const outputStore = new OutputStore({
     dir: outputsDirOf(transcript.path),
     onRefused: (error) => input.progress?.(error.message),

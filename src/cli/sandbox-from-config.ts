@@ -1,20 +1,31 @@
 /** Opens the workspace's sandbox with the CLI's settings; build progress goes to stderr. */
 import type { SandboxConfig } from "../config.js";
+import { CanceledError } from "../errors.js";
 import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
 import type { KubernetesSandbox } from "../sandbox/kubernetes/kubernetes-sandbox.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { PostCreateRun } from "../transcript/transcript-records.js";
 import { watchEnvFiles } from "./env-file-watch.js";
+import type { SessionEnd } from "./session/session-end.js";
+
+export interface OpenSandboxOptions {
+  /**
+   * The process's session end: the sandbox's stop is held there from the moment its open starts, so
+   * that every way the session ends stops it (session/session-end.ts); a session already ending opens none.
+   */
+  session: Pick<SessionEnd, "hold" | "signal">;
+  removeOnStop?: boolean;
+  progress?: (line: string) => void;
+  /** Kubernetes: the pod the batch's warm pool made for this sandbox. */
+  warmPod?: string | undefined;
+}
 
 export async function openSandbox(
   config: SandboxConfig,
-  options: {
-    removeOnStop?: boolean;
-    progress?: (line: string) => void;
-    /** Kubernetes: the pod the batch's warm pool made for this sandbox. */
-    warmPod?: string | undefined;
-  } = {},
+  options: OpenSandboxOptions,
 ): Promise<DockerSandbox | KubernetesSandbox> {
+  const { session } = options;
+  if (session.signal.aborted) throw new CanceledError("the session ended before the sandbox opened");
   // The lines name what the sandbox made (the git warning, setuid files): shown, never obeyed.
   const say =
     options.progress ??
@@ -22,36 +33,49 @@ export async function openSandbox(
   // Every sandbox, whatever the command: what it could write includes a `.env` harness loads later.
   const watch = watchEnvFiles(config.workspace);
   for (const line of config.devcontainer?.ignored ?? []) say(line);
+  const opening = openEngineSandbox(config, options, say).then((sandbox) => ({
+    sandbox,
+    ownStop: sandbox.stop.bind(sandbox),
+  }));
+  // Once, whoever asks first: the command's own end (`await using`), or a forced one. A forced end
+  // during the open waits for it, so no container it made is left running unstopped. The watch ends
+  // only once the sandbox has stopped: its leftover processes ended, copy mode's changes applied or dropped.
+  const { end: stop } = session.hold("stopping the sandbox", async () => {
+    try {
+      const opened = await opening.catch(() => undefined);
+      await opened?.ownStop();
+    } finally {
+      for (const line of watch.close()) say(line);
+    }
+  });
   let sandbox: DockerSandbox | KubernetesSandbox;
   try {
-    if (config.engine === "kubernetes") {
-      // Loaded only here: the Kubernetes client costs a Docker run about 0.3 s of start-up.
-      const { KubernetesSandbox } = await import("../sandbox/kubernetes/kubernetes-sandbox.js");
-      sandbox = await KubernetesSandbox.open({ ...config, warmPod: options.warmPod, onProgress: say });
-    } else {
-      sandbox = await DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
-    }
+    ({ sandbox } = await opening);
   } catch (error) {
-    for (const line of watch.close()) say(line);
+    await stop();
     throw error;
   }
+  sandbox.stop = stop;
   for (const line of postCreateLines(sandbox)) say(line);
   for (const { port, hostPort } of sandbox.published?.ports ?? []) {
     // Publishing adds no interface; whether the sandbox has a network is --network's doing.
     const network = config.network === "none" ? " (the sandbox still has no network)" : "";
     say(`sandbox port ${port} published at 127.0.0.1:${hostPort}${network}`);
   }
-  // The watch ends only once the sandbox has stopped: its leftover processes ended, copy mode's
-  // changes applied or dropped. Every command ends its sandbox through `stop` (`await using` too).
-  const stop = sandbox.stop.bind(sandbox);
-  sandbox.stop = async () => {
-    try {
-      await stop();
-    } finally {
-      for (const line of watch.close()) say(line);
-    }
-  };
   return sandbox;
+}
+
+async function openEngineSandbox(
+  config: SandboxConfig,
+  options: OpenSandboxOptions,
+  say: (line: string) => void,
+): Promise<DockerSandbox | KubernetesSandbox> {
+  if (config.engine === "kubernetes") {
+    // Loaded only here: the Kubernetes client costs a Docker run about 0.3 s of start-up.
+    const { KubernetesSandbox } = await import("../sandbox/kubernetes/kubernetes-sandbox.js");
+    return KubernetesSandbox.open({ ...config, warmPod: options.warmPod, onProgress: say });
+  }
+  return DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
 }
 
 /** The postCreateCommand this open ran, as the transcript's first run_start records it. */

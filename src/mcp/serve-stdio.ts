@@ -1,6 +1,7 @@
 /**
- * Serves an MCP session over this process's stdin and stdout until the client goes (stdin ends) or
- * `stop` is aborted (SIGTERM, Ctrl-C). stdout is the protocol channel: for the session's length
+ * Serves an MCP session over this process's stdin and stdout until the client goes (stdin ends or
+ * fails), an answer cannot be written (the client is gone: EPIPE), or `stop` is aborted (the
+ * session's end: SIGTERM, SIGHUP, Ctrl-C). stdout is the protocol channel: for the session's length
  * every other write to `process.stdout` is sent to stderr, so no stray line can corrupt the protocol.
  */
 import { Writable } from "node:stream";
@@ -20,24 +21,37 @@ export async function serveOverStdio(session: McpSession, stop: AbortSignal): Pr
     process.stderr.write(...args)) as typeof stdout.write;
   const transport = new StdioServerTransport(process.stdin, protocol);
   try {
-    const ended = new Promise<"client" | "stop">((resolve) => {
+    const ended = new Promise<"client" | "stop" | "gone">((resolve) => {
       // The SDK's stdio transport does not watch for the end of stdin: a client that exits is seen here.
       process.stdin.once("end", () => resolve("client"));
       process.stdin.once("close", () => resolve("client"));
+      process.stdin.once("error", () => resolve("client"));
+      // An answer that cannot be written: nobody reads any more (process.stdout's own 'error' ends the
+      // session too, process-ends.ts). Without this listener the error crashed harness mid-session.
+      protocol.once("error", () => resolve("gone"));
       session.server.onclose = () => resolve("client");
       if (stop.aborted) resolve("stop");
       stop.addEventListener("abort", () => resolve("stop"), { once: true });
     });
     await session.server.connect(transport);
     // A client that closes stdin (the spec's way to end a stdio session) gets the answers to the calls
-    // it already sent; a stop (SIGTERM, Ctrl-C) kills the running commands instead.
-    if ((await ended) === "client") await Promise.race([session.idle(), aborted(stop)]);
+    // it already sent; a stop (SIGTERM, Ctrl-C) or a client gone kills the running commands instead.
+    const how = await ended;
+    if (how === "client") await Promise.race([session.idle(), aborted(stop), failed(protocol)]);
     await session.server.close();
     await session.idle();
-    await new Promise<void>((resolve) => protocol.end(resolve));
+    if (!protocol.errored) await new Promise<void>((resolve) => protocol.end(() => resolve()));
   } finally {
     stdout.write = ownWrite;
   }
+}
+
+/** Settles when `stream` fails (an answer could not be written). */
+function failed(stream: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.errored) resolve();
+    stream.once("error", () => resolve());
+  });
 }
 
 function aborted(signal: AbortSignal): Promise<void> {

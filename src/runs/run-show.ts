@@ -200,7 +200,8 @@ class ShowState {
     this.ended = true;
     const status = typeof row.status === "string" ? row.status : "?";
     const turns = typeof row.turns === "number" ? row.turns : 0;
-    const facts = [`ended: ${safe(status)} after ${turns} turn${turns === 1 ? "" : "s"}`];
+    const by = typeof row.endedBy === "string" ? ` (by ${safe(row.endedBy)})` : "";
+    const facts = [`ended: ${safe(status)}${by} after ${turns} turn${turns === 1 ? "" : "s"}`];
     const usage = tokenUsage(row.usage);
     if (usage !== undefined) {
       const tokens =

@@ -38,7 +38,7 @@ export const SANDBOX_DEFAULTS = Object.freeze({
   outputTailBytes: 10 * 1024,
   /** Seconds between TERM and KILL when a command is killed. */
   killGraceSeconds: 2,
-  /** The shared package cache: most bytes it keeps, checked (and pruned to) at each sandbox open. */
+  /** The package caches: most bytes a user's (one per workspace) keep together, checked (and pruned to) at sandbox opens. */
   packageCacheMaxBytes: 2 * 1024 ** 3,
   /** Allowlist mode: most bytes (up plus down) all of a run's connections may carry. */
   egressLimitBytes: 2 * 1024 ** 3,
@@ -155,8 +155,9 @@ export interface SandboxRequest {
    */
   publish?: readonly PublishRequest[] | undefined;
   /**
-   * npm's and pip's caches in a volume shared by this user's sandboxes (package-cache/), bounded to
-   * `maxBytes`. Absent: no cache, each sandbox downloads anew (the CLI turns it on by default).
+   * npm's and pip's caches in a volume of this workspace's (and user's) own (package-cache/), with
+   * all of the user's caches bounded to `maxBytes` together. Absent: no cache, each sandbox downloads
+   * anew (the CLI turns it on by default).
    */
   packageCache?: { maxBytes: number } | undefined;
 

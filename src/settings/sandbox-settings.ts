@@ -99,11 +99,11 @@ export const SANDBOX_SETTINGS = {
   /** Flag only, like `--protect`: a `.env` the sandbox wrote must not switch what later tasks share. */
   packageCache: {
     flag: "--no-package-cache",
-    help: "do not share npm's and pip's caches with this user's other sandboxes",
+    help: "do not keep npm's and pip's caches for this workspace's later sandboxes (nor use what earlier ones kept)",
   },
   packageCacheMax: {
     flag: "--package-cache-max <size>",
-    help: "most the shared package cache keeps; the least recently used files go at each sandbox start",
+    help: "most a user's package caches (one per workspace) keep together; the least recently used files go at a sandbox start",
     default: SANDBOX_DEFAULTS.packageCacheMaxBytes,
     defaultText: sizeText(SANDBOX_DEFAULTS.packageCacheMaxBytes),
     parse: byteSize,

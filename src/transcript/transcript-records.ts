@@ -242,6 +242,12 @@ export interface RunEndRecord extends RecordBase<"run_end"> {
   finalText: string;
   /** Why it failed, when it did. */
   error?: ErrorFacts;
+  /**
+   * What ended the session before the run ended by itself: `SIGTERM`, `SIGHUP`, `SIGINT`,
+   * `stdout-closed` (its reader went away), `stdout-failed`, `stderr-closed`, `stderr-failed`,
+   * `internal-error`. Absent when nothing did.
+   */
+  endedBy?: string;
 }
 
 export type TranscriptRecord =

@@ -14,7 +14,7 @@ import { errorFacts } from "../errors.js";
 import { type HostFile, openHostFile } from "../host-files/host-file.js";
 import { type HostDir, HostPathError, openHostDir } from "../host-files/host-path.js";
 import type { PublishRecord } from "../sandbox/sandbox.js";
-import type { RunStartRecord, TranscriptEntry } from "./transcript-records.js";
+import type { RunEndRecord, RunStartRecord, TranscriptEntry } from "./transcript-records.js";
 
 export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onThinking" | "onToolOutput">> {
   /** The JSONL file. */
@@ -23,6 +23,12 @@ export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onThi
   write(entry: TranscriptEntry): void;
   /** Closes the file once the run and its sandbox are over: later records are dropped. */
   close(): void;
+  /**
+   * The end of a session that the loop could not finish (an error nobody caught): a run_end for a
+   * run that has none yet, with its turns and usage as recorded so far, then the file closed, so that
+   * whatever the cut-short loop still does is not recorded after the run's end.
+   */
+  endUnfinished(status: RunEndRecord["status"], error?: unknown): void;
   /** `--publish`: one connection through a published port ended. */
   onPublish(record: PublishRecord): void;
 }
@@ -35,6 +41,11 @@ export interface TranscriptOptions {
    * both), the workspace and the writing process (`harness runs`, `run --continue`).
    */
   runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid" | "forkOf" | "context">;
+  /**
+   * What ended the session early (`SIGTERM`, `stdout-closed`, …: session-end.ts), asked when a
+   * run_end is written; undefined when the run ended by itself.
+   */
+  endedBy?: () => string | undefined;
   /** `--devcontainer`: the postCreateCommand the sandbox ran; written into the first run_start only. */
   postCreate?: RunStartRecord["postCreate"] | undefined;
   /**
@@ -86,16 +97,48 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
     }
   };
 
+  // What a run_end written for an unfinished run says: the run so far.
+  let runOpen = false;
+  let turns = 0;
+  let usage: RunEndRecord["usage"] = {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
+  };
+  const runEnd = (
+    result: Omit<RunEndRecord, "type" | "time" | "endedBy" | "error"> & { error?: unknown },
+  ) => {
+    runOpen = false;
+    const endedBy = options.endedBy?.();
+    write({
+      type: "run_end",
+      status: result.status,
+      turns: result.turns,
+      usage: result.usage,
+      finalText: result.finalText,
+      ...(result.error === undefined ? {} : { error: errorFacts(result.error) }),
+      ...(endedBy === undefined ? {} : { endedBy }),
+    });
+  };
+
   return {
     path,
     write,
     close,
+    endUnfinished: (status, error) => {
+      if (runOpen) runEnd({ status, turns, usage, finalText: "", error });
+      close();
+    },
     onRunStart: (info) => {
+      runOpen = true;
+      turns = 0;
       write({ type: "run_start", ...info, ...options.runStart, ...(postCreate ? { postCreate } : {}) });
       postCreate = undefined;
     },
     onUserMessage: (text) => write({ type: "user", text }),
-    onAssistantTurn: (response) =>
+    onAssistantTurn: (response) => {
+      turns += 1;
       write({
         type: "assistant",
         id: response.id,
@@ -103,7 +146,8 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
         stopReason: response.stopReason,
         content: response.content,
         usage: response.usage,
-      }),
+      });
+    },
     onToolCall: (call) => write({ type: "tool_call", id: call.id, name: call.name, input: call.input }),
     onToolResult: (call, result) => {
       const exec = result.exec;
@@ -130,7 +174,10 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
             };
       write(record);
     },
-    onTurnUsage: (usage, total) => write({ type: "usage", usage, total }),
+    onTurnUsage: (turnUsage, total) => {
+      usage = total;
+      write({ type: "usage", usage: turnUsage, total });
+    },
     onNotice: (text) => write({ type: "notice", text }),
     onContextEdit: (edit) => write({ type: "context", ...edit }),
     onEgress: ({ time, callId, reason, address, status, lookedUp, secrets, ...record }) =>
@@ -147,15 +194,10 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
       }),
     onPublish: ({ time, error, ...record }) =>
       write({ type: "publish", openedAt: time, ...record, ...(error === undefined ? {} : { error }) }),
-    onRunEnd: (result) =>
-      write({
-        type: "run_end",
-        status: result.status,
-        turns: result.turns,
-        usage: result.usage,
-        finalText: result.finalText,
-        ...(result.error === undefined ? {} : { error: errorFacts(result.error) }),
-      }),
+    // One run_end per run: after an unfinished run's end was written, the loop's own is dropped.
+    onRunEnd: (result) => {
+      if (runOpen) runEnd(result);
+    },
   };
 }
 

@@ -3,11 +3,12 @@
  * checked by the CIS evaluation), what a command can and cannot do in it, and the volume's labels.
  * A uid of this test run's own, so its volume is its own.
  */
-import { chownSync } from "node:fs";
+import { chownSync, realpathSync } from "node:fs";
 import Docker from "dockerode";
 import { afterAll, describe, expect, it } from "vitest";
 import { collectCisInput, evaluateCis } from "../../scripts/cis-checks.js";
 import { PACKAGE_CACHE_DIR } from "../../src/sandbox/docker/container/container-spec.js";
+import { LABEL_WORKSPACE } from "../../src/sandbox/docker/container/labels.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import {
   LABEL_PACKAGE_CACHE,
@@ -17,21 +18,24 @@ import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace } from "../support/workspace.js";
 
 const UID = 40_000 + (process.pid % 20_000);
-const VOLUME = packageCacheVolumeName(UID);
 
 describe.skipIf(skipDocker)("the package cache's volume", { timeout: 180_000 }, () => {
   const docker = new Docker();
+  const volumes: string[] = [];
   afterAll(async () => {
-    await docker
-      .getVolume(VOLUME)
-      .remove()
-      .catch(() => {});
+    for (const volume of volumes)
+      await docker
+        .getVolume(volume)
+        .remove()
+        .catch(() => {});
   });
 
   for (const isolation of ["bind", "copy"] as const) {
     it(`${isolation} mode: mounted read-write, the user's own, no CIS check fails, no set-id file, no device`, async () => {
       using ws = makeWorkspace();
       chownSync(ws.path, UID, UID);
+      const VOLUME = packageCacheVolumeName(UID, realpathSync(ws.path));
+      volumes.push(VOLUME);
       await using sandbox = await DockerSandbox.open({
         workspace: ws.path,
         isolation,
@@ -42,7 +46,11 @@ describe.skipIf(skipDocker)("the package cache's volume", { timeout: 180_000 }, 
       const mount = info.Mounts.find((m) => m.Destination === PACKAGE_CACHE_DIR);
       expect(mount).toMatchObject({ Type: "volume", Name: VOLUME, RW: true });
       const volume = await docker.getVolume(VOLUME).inspect();
-      expect(volume.Labels).toMatchObject({ "dev.harness.managed": "true", [LABEL_PACKAGE_CACHE]: `${UID}` });
+      expect(volume.Labels).toMatchObject({
+        "dev.harness.managed": "true",
+        [LABEL_PACKAGE_CACHE]: `${UID}`,
+        [LABEL_WORKSPACE]: realpathSync(ws.path),
+      });
 
       const input = await collectCisInput(docker, sandbox.containerId, (command) => sandbox.exec(command));
       expect(evaluateCis(input).filter((r) => r.status === "FAIL")).toEqual([]);

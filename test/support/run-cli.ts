@@ -19,6 +19,8 @@ export interface CliOptions {
   timeoutMs?: number;
   /** Variables to leave out of the child's env, even the defaults above (XDG_STATE_HOME…). */
   unset?: string[];
+  /** Keep the child's stdin open (after `input`) for the test to write to or close. */
+  keepStdin?: boolean;
 }
 
 /** A CLI still running: its process (to send it signals) and its output so far. */
@@ -73,7 +75,8 @@ export function spawnCli(args: string[], options: CliOptions = {}): RunningCli {
       resolve({ code, stdout, stderr });
     });
   });
-  child.stdin.end(options.input ?? "");
+  if (options.keepStdin) child.stdin.write(options.input ?? "");
+  else child.stdin.end(options.input ?? "");
   const waitForStdout = (pattern: RegExp, timeoutMs = 60_000) =>
     new Promise<void>((resolve, reject) => {
       const check = () => {

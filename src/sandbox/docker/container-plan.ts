@@ -107,7 +107,7 @@ export async function planContainer(
       }),
     options.packageCache === undefined
       ? undefined
-      : openPackageCache(docker, image, user, options.packageCache.maxBytes, options.onProgress),
+      : openPackageCache(docker, image, user, options.packageCache.maxBytes, workspace, options.onProgress),
   ]);
   return { docker, workspace, user, engineKind, isolation, image, imageId, packageCache };
 }

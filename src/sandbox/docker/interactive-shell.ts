@@ -8,6 +8,8 @@ import type Docker from "dockerode";
 export interface ShellIo {
   stdin: NodeJS.ReadStream;
   stdout: NodeJS.WriteStream;
+  /** Aborted when the session ends (SIGHUP, SIGTERM): the shell's connection is closed. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -62,6 +64,8 @@ export async function runInteractiveShell(
       stream.once("end", resolve);
       stream.once("close", resolve);
       stream.once("error", () => resolve());
+      if (io.signal?.aborted) stream.destroy();
+      io.signal?.addEventListener("abort", () => stream.destroy(), { once: true });
     });
   } finally {
     io.stdin.unpipe(stream);
@@ -69,6 +73,7 @@ export async function runInteractiveShell(
     if (io.stdin.isTTY) io.stdin.setRawMode(wasRaw);
     io.stdout.off("resize", resize);
   }
+  // Ended by the session: the shell may still be running (the sandbox's end stops it), with no code yet.
   const info = await exec.inspect();
   return info.ExitCode ?? 1;
 }

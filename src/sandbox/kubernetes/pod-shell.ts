@@ -39,8 +39,13 @@ export async function runPodShell(
         const cause = status.details?.causes?.find((c) => c.reason === "ExitCode")?.message;
         code = status.status === "Success" ? 0 : Number(cause ?? 1);
       },
-    )) as unknown as { on(event: "close", listener: () => void): void };
-    await new Promise<void>((resolve) => socket.on("close", resolve));
+    )) as unknown as { on(event: "close", listener: () => void): void; close(): void };
+    await new Promise<void>((resolve) => {
+      socket.on("close", resolve);
+      // The session's end (SIGHUP, SIGTERM) closes the connection; the sandbox's end stops the shell.
+      if (io.signal?.aborted) socket.close();
+      io.signal?.addEventListener("abort", () => socket.close(), { once: true });
+    });
   } finally {
     io.stdin.unpipe(input);
     io.stdin.pause();

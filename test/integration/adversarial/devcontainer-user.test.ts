@@ -15,7 +15,10 @@ import { ConfigError } from "../../../src/errors.js";
 import { PACKAGE_CACHE_DIR } from "../../../src/sandbox/docker/container/container-spec.js";
 import { ensureSandboxImage } from "../../../src/sandbox/docker/container/image.js";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
-import { packageCacheVolumeName } from "../../../src/sandbox/docker/package-cache/package-cache-volume.js";
+import {
+  listPackageCacheVolumes,
+  removePackageCacheVolumes,
+} from "../../../src/sandbox/docker/package-cache/package-cache-volume.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace } from "../../support/workspace.js";
 
@@ -33,21 +36,17 @@ describe.skipIf(skipDocker)("adversarial: remoteUser naming another uid", { time
   }, 120_000);
 
   afterAll(async () => {
-    for (const uid of [OWNER_UID, OTHER_UID]) {
-      await docker
-        .getVolume(packageCacheVolumeName(uid))
-        .remove()
-        .catch(() => {});
-    }
+    for (const uid of [OWNER_UID, OTHER_UID])
+      await removePackageCacheVolumes(docker, { uid }).catch(() => {});
   });
 
-  /** A file `name` in uid's cache volume, as the host sees it (undefined: no volume). */
-  async function inCache(uid: number, name: string): Promise<boolean | undefined> {
-    const volume = await docker
-      .getVolume(packageCacheVolumeName(uid))
-      .inspect()
-      .catch(() => undefined);
-    return volume === undefined ? undefined : existsSync(join(volume.Mountpoint, name));
+  /** Whether a file `name` is in any of uid's cache volumes (one per workspace), as the host sees them. */
+  async function inCache(uid: number, name: string): Promise<boolean> {
+    for (const { name: volume } of await listPackageCacheVolumes(docker, { uid })) {
+      const { Mountpoint } = await docker.getVolume(volume).inspect();
+      if (existsSync(join(Mountpoint, name))) return true;
+    }
+    return false;
   }
 
   /** Opens a sandbox of a workspace owned by OWNER_UID with `json`; plants a file in the cache if it opens. */

@@ -23,7 +23,8 @@ export interface NpmRegistryStub extends Origin {
   readonly tarballBytes: number;
 }
 
-async function packageTarball(): Promise<Buffer> {
+/** The package's tarball; `value` is what its index.js exports (the fixture's by default). */
+export async function packageTarball(value = NPM_FIXTURE_EXPORT): Promise<Buffer> {
   const archive = pack();
   const manifest = JSON.stringify({
     name: NPM_FIXTURE_PACKAGE,
@@ -32,10 +33,7 @@ async function packageTarball(): Promise<Buffer> {
     license: "MIT",
   });
   archive.entry({ name: "package/package.json", mode: 0o644 }, manifest);
-  archive.entry(
-    { name: "package/index.js", mode: 0o644 },
-    `module.exports = ${JSON.stringify(NPM_FIXTURE_EXPORT)};\n`,
-  );
+  archive.entry({ name: "package/index.js", mode: 0o644 }, `module.exports = ${JSON.stringify(value)};\n`);
   archive.finalize();
   const chunks: Buffer[] = [];
   for await (const chunk of archive) chunks.push(chunk as Buffer);
@@ -72,8 +70,19 @@ export async function startNpmRegistryStub(
     options.address,
   );
   const url = `${options.tls ? "https" : "http"}://${hostname}:${origin.port}/`;
+  packument = packumentFor(url, tarball);
+  return { ...origin, url, tarballPath, tarballBytes: tarball.length };
+}
+
+/** Where a registry at `url` serves the package's tarball. */
+export function tarballUrl(url: string): string {
+  return `${url}${NPM_FIXTURE_PACKAGE}/-/${NPM_FIXTURE_PACKAGE}-${NPM_FIXTURE_VERSION}.tgz`;
+}
+
+/** The packument a registry at `url` serves for `tarball`. */
+export function packumentFor(url: string, tarball: Buffer): string {
   // npm refuses a tarball whose integrity does not match, so both sums are the real ones.
-  packument = JSON.stringify({
+  return JSON.stringify({
     name: NPM_FIXTURE_PACKAGE,
     "dist-tags": { latest: NPM_FIXTURE_VERSION },
     versions: {
@@ -82,12 +91,11 @@ export async function startNpmRegistryStub(
         version: NPM_FIXTURE_VERSION,
         main: "index.js",
         dist: {
-          tarball: `${url}${tarballPath.slice(1)}`,
+          tarball: tarballUrl(url),
           shasum: createHash("sha1").update(tarball).digest("hex"),
           integrity: `sha512-${createHash("sha512").update(tarball).digest("base64")}`,
         },
       },
     },
   });
-  return { ...origin, url, tarballPath, tarballBytes: tarball.length };
 }

@@ -86,4 +86,16 @@ describe("reviewCopyChanges", () => {
     expect(await reviewCopyChanges(no.sandbox, undefined, io(true, "\n").io)).toBe("not-applied");
     expect(no.applied).toEqual([]);
   });
+
+  it("asks nobody once the session is ending (SIGHUP, SIGTERM): not applied, unless --apply", async () => {
+    const ending = AbortSignal.abort();
+    const asked = fakeSandbox();
+    const out = io(true, "y\n");
+    expect(await reviewCopyChanges(asked.sandbox, undefined, { ...out.io, ending })).toBe("not-applied");
+    expect(asked.applied).toEqual([]);
+    expect(out.text()).not.toContain("[y/N]");
+    expect(out.text()).toContain("the session is ending; --apply applies them");
+    const apply = fakeSandbox();
+    expect(await reviewCopyChanges(apply.sandbox, true, { ...io(true).io, ending })).toBe("applied");
+  });
 });

@@ -101,6 +101,57 @@ describe("createTranscript", () => {
     });
   });
 
+  it("records what ended the session in run_end, once per run", async () => {
+    const path = join(dir, "run.jsonl");
+    let endedBy: string | undefined;
+    const transcript = createTranscript(path, { endedBy: () => endedBy });
+    const { run } = fixture([answer("First."), answer("Second.")], { events: transcript });
+    await run("one");
+    endedBy = "SIGTERM";
+    await run("two");
+    // A run_end for a run that has one already is dropped (an unfinished run's end came first).
+    const usage = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+    transcript.onRunEnd({ status: "canceled", messages: [], turns: 0, usage, finalText: "" });
+    const ends = read(path).filter((row) => row.type === "run_end");
+    expect(ends).toHaveLength(2);
+    expect(ends[0]).not.toHaveProperty("endedBy");
+    expect(ends[1]).toMatchObject({ status: "submitted", endedBy: "SIGTERM" });
+  });
+
+  it("ends a run the loop could not finish with what it recorded so far, then records nothing more", async () => {
+    const path = join(dir, "run.jsonl");
+    const transcript = createTranscript(path, { endedBy: () => "internal-error" });
+    transcript.onRunStart({
+      task: "t",
+      system: "s",
+      tools: ["bash"],
+      limits: { maxTurns: 5, maxTokens: 100 },
+    });
+    const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+    transcript.onAssistantTurn({
+      id: "msg_1",
+      model: "m",
+      stopReason: "tool_use",
+      content: [{ type: "text", text: "hi", citations: null }],
+      usage,
+    });
+    transcript.onTurnUsage(usage, usage);
+    transcript.endUnfinished("error", new Error("a writer failed"));
+    transcript.onNotice("after the end");
+    const rows = read(path);
+    expect(rows.at(-1)).toMatchObject({
+      type: "run_end",
+      status: "error",
+      turns: 1,
+      usage,
+      endedBy: "internal-error",
+      error: { message: "a writer failed" },
+    });
+    // Nothing open: a second call writes nothing.
+    transcript.endUnfinished("error");
+    expect(read(path)).toHaveLength(rows.length);
+  });
+
   it("never writes API keys or auth header values", async () => {
     const path = join(dir, "run.jsonl");
     const key = "sk-ant-api03-AbC_dEf-123456789";

@@ -53,7 +53,7 @@ export interface SandboxSettings {
    */
   egressSocketDir?: string | undefined;
   /**
-   * The shared package cache (package-cache/): the named volume mounted read-write at
+   * The workspace's package cache (package-cache/): the named volume mounted read-write at
    * `PACKAGE_CACHE_DIR`, with npm's and pip's cache variables pointing into it; none when absent.
    */
   packageCacheVolume?: string | undefined;

@@ -1,11 +1,13 @@
 """The package cache's keeper, run in a throwaway container before a sandbox opens (never on the host).
 
-Arguments: the volume's mount point, the sandbox user's uid and gid, and the most bytes the cache may
-hold (-1: measure only, change nothing). It gives the volume's root to the sandbox user (a new volume
-is root's), then measures every entry, and when the cache holds more than the bound it deletes the
-least recently used files until it holds at most LOW_WATER of it, so that not every open prunes.
+Arguments: the directory the volumes are mounted in (one directory per volume: a user's caches, one
+per workspace), the sandbox user's uid and gid, and the most bytes those caches may hold together
+(-1: measure only, change nothing). It gives each volume's root to the sandbox user (a new volume is
+root's), then measures every entry, and when the caches hold more than the bound it deletes the least
+recently used files, whichever cache they are in, until they hold at most LOW_WATER of it, so that
+not every open prunes.
 
-Everything in the volume was written by tasks, so nothing here follows a symlink or trusts a name:
+Everything in the volumes was written by tasks, so nothing here follows a symlink or trusts a name:
 entries are lstat'ed and unlinked, never opened. The only output is one JSON line of numbers.
 """
 
@@ -40,16 +42,18 @@ def walk(root):
             yield entry.path, st
 
 
-def entries(root):
-    """(last use, bytes, path) of every non-directory below root, and the bytes of the directories."""
+def entries(roots):
+    """(last use, bytes, path, its volume's root) of every non-directory below the roots, and the
+    bytes of the directories."""
     files = []
     dir_bytes = 0
-    for path, st in walk(root):
-        used = st.st_blocks * 512
-        if stat.S_ISDIR(st.st_mode):
-            dir_bytes += used
-        else:
-            files.append((max(st.st_atime, st.st_mtime), used, path))
+    for root in roots:
+        for path, st in walk(root):
+            used = st.st_blocks * 512
+            if stat.S_ISDIR(st.st_mode):
+                dir_bytes += used
+            else:
+                files.append((max(st.st_atime, st.st_mtime), used, path, root))
     return files, dir_bytes
 
 
@@ -122,21 +126,33 @@ def drop_dangling_npm_entries(root):
                 pass
 
 
+def volumes(mount):
+    """The volumes' roots: the directories the engine made in the mount directory, one per volume."""
+    roots = []
+    for entry in sorted(os.scandir(mount), key=lambda e: e.name):
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISDIR(st.st_mode):
+            roots.append((entry.path, st))
+    return roots
+
+
 def main():
-    root, uid, gid, max_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    mount, uid, gid, max_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    found = volumes(mount)
+    roots = [root for root, _ in found]
     if max_bytes >= 0:
-        st = os.lstat(root)
-        if (st.st_uid, st.st_gid) != (uid, gid):
-            os.chown(root, uid, gid, follow_symlinks=False)
-        if stat.S_IMODE(st.st_mode) != 0o700:
-            os.chmod(root, 0o700)
-    files, dir_bytes = entries(root)
-    before = dir_bytes + sum(used for _, used, _ in files)
+        for root, st in found:
+            if (st.st_uid, st.st_gid) != (uid, gid):
+                os.chown(root, uid, gid, follow_symlinks=False)
+            if stat.S_IMODE(st.st_mode) != 0o700:
+                os.chmod(root, 0o700)
+    files, dir_bytes = entries(roots)
+    before = dir_bytes + sum(used for _, used, _, _ in files)
     after = before
     removed = 0
     if 0 <= max_bytes < before:
         target = int(max_bytes * LOW_WATER)
-        for _, used, path in sorted(files):
+        for _, used, path, root in sorted(files):
             if after <= target:
                 break
             try:
@@ -151,10 +167,11 @@ def main():
                     os.unlink(partner)
                 except OSError:
                     pass
-        drop_dangling_npm_entries(root)
-        remove_empty_dirs(root)
-        files, dir_bytes = entries(root)
-        after = dir_bytes + sum(used for _, used, _ in files)
+        for root in roots:
+            drop_dangling_npm_entries(root)
+            remove_empty_dirs(root)
+        files, dir_bytes = entries(roots)
+        after = dir_bytes + sum(used for _, used, _, _ in files)
     print(json.dumps({"before": before, "after": after, "removed": removed, "files": len(files)}))
 
 

@@ -12,9 +12,16 @@ import { packageCacheVolumeName } from "../../../../../src/sandbox/docker/packag
 const parts = { image: "img", workspace: "/w", user: "1000:1000", isolation: "bind" as const };
 
 describe("the package cache in the container's settings", () => {
-  it("mounts the user's volume read-write outside the workspace and the home, npm and pip pointed into it", () => {
-    const volume = packageCacheVolumeName(1000);
-    expect(volume).toBe("harness-package-cache-1000");
+  it("one volume per workspace and user, never shared by two workspaces", () => {
+    const a = packageCacheVolumeName(1000, "/home/me/a");
+    expect(a).toMatch(/^harness-package-cache-1000-[0-9a-f]{16}$/);
+    expect(packageCacheVolumeName(1000, "/home/me/a")).toBe(a);
+    expect(packageCacheVolumeName(1000, "/home/me/b")).not.toBe(a);
+    expect(packageCacheVolumeName(1001, "/home/me/a")).not.toBe(a);
+  });
+
+  it("mounts the workspace's volume read-write outside the workspace and the home, npm and pip pointed into it", () => {
+    const volume = packageCacheVolumeName(1000, "/w");
     for (const isolation of ["bind", "copy"] as const) {
       const create = containerCreateOptions(
         resolveSettings({ workspace: "/w" }, { ...parts, isolation, packageCacheVolume: volume }),
@@ -49,7 +56,10 @@ describe("the package cache in the container's settings", () => {
     const without = containerCreateOptions(resolveSettings({ workspace: "/w" }, parts));
     expect(JSON.stringify(without)).not.toContain(PACKAGE_CACHE_DIR);
     const withIt = containerCreateOptions(
-      resolveSettings({ workspace: "/w" }, { ...parts, packageCacheVolume: "harness-package-cache-1000" }),
+      resolveSettings(
+        { workspace: "/w" },
+        { ...parts, packageCacheVolume: packageCacheVolumeName(1000, "/w") },
+      ),
     );
     expect(configHash(withIt)).not.toBe(configHash(without));
     expect(

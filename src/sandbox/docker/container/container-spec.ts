@@ -119,7 +119,11 @@ export function sandboxEnv(s?: Pick<SandboxSettings, "packageCacheVolume">): str
 }
 
 /**
- * A tmpfs owned by `owner` when given. Docker passes `uid=`/`gid=` on to the mount; Podman (4.3)
+ * A tmpfs owned by `owner` when given, `noexec` or explicitly `exec`: Docker and Podman mount a tmpfs
+ * `noexec` unless told otherwise, and the toolchains need to run what they build in /tmp (`go test`,
+ * a venv's scripts) and in the home (`pip install --user`, npx without the package cache). The
+ * workspace runs programs anyway, so `noexec` there would keep no program out, only tools from
+ * working. Docker passes `uid=`/`gid=` on to the mount; Podman (4.3)
  * refuses them ("unknown mount option") and has `U` instead: it mounts the tmpfs with uid=/gid= of
  * the container's User, which is `owner` itself, so the mount is the same (checked in
  * /proc/mounts by test/integration/conformance-podman.test.ts).
@@ -134,7 +138,7 @@ function tmpfsOptions(
   const ids = owner === undefined ? undefined : parseUserIds(owner);
   const ownerOpts =
     ids === undefined ? "" : engine.kind === "podman" ? ",U" : `,uid=${ids.uid},gid=${ids.gid}`;
-  return `rw,nosuid,nodev${noexec ? ",noexec" : ""},size=${sizeMiB}m,mode=${mode}${ownerOpts}`;
+  return `rw,nosuid,nodev,${noexec ? "noexec" : "exec"},size=${sizeMiB}m,mode=${mode}${ownerOpts}`;
 }
 
 /** Copy mode's workdir: an anonymous volume (empty Source), removed with the container. */

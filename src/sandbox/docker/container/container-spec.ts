@@ -54,7 +54,7 @@ export interface SandboxSettings {
   egressSocketDir?: string | undefined;
   /**
    * The shared package cache (package-cache/): the named volume mounted read-write at
-   * `PACKAGE_CACHE_DIR`, with npm's and pip's cache variables pointing into it; none when absent.
+   * `PACKAGE_CACHE_DIR`, with the toolchains' cache variables pointing into it; none when absent.
    */
   packageCacheVolume?: string | undefined;
 }
@@ -90,16 +90,22 @@ export function rootMachinery(engine: EngineSettings): boolean {
 export const PACKAGE_CACHE_DIR = "/var/cache/harness";
 
 /**
- * npm's and pip's cache directories, in the package cache. Not XDG_CACHE_HOME: that would share
- * every tool's cache between tasks (pre-commit's hook checkouts, build caches), and neither npm nor
- * pip needs it. npm writes its debug logs into its cache unless told otherwise: they stay in the
- * home, so one task's logs (its command lines, its errors) are not the next task's to read.
+ * The toolchains' download and build caches, in the package cache: npm's and pip's, Go's module and
+ * build caches, cargo's home (its registry and git checkouts; cargo has no variable for those alone)
+ * and Maven's local repository (mavenrc.sh keeps MAVEN_OPTS and adds the proxy's properties). Not
+ * XDG_CACHE_HOME: that would share every tool's cache between tasks (pre-commit's hook checkouts),
+ * and none of these needs it. npm writes its debug logs into its cache unless told otherwise: they
+ * stay in the home, so one task's logs (its command lines, its errors) are not the next task's to read.
  */
 export function packageCacheEnv(): string[] {
   return [
     `npm_config_cache=${PACKAGE_CACHE_DIR}/npm`,
     `npm_config_logs_dir=${HOME_DIR}/.npm/_logs`,
     `PIP_CACHE_DIR=${PACKAGE_CACHE_DIR}/pip`,
+    `GOMODCACHE=${PACKAGE_CACHE_DIR}/go/mod`,
+    `GOCACHE=${PACKAGE_CACHE_DIR}/go/build`,
+    `CARGO_HOME=${PACKAGE_CACHE_DIR}/cargo`,
+    `MAVEN_OPTS=-Dmaven.repo.local=${PACKAGE_CACHE_DIR}/maven`,
   ];
 }
 

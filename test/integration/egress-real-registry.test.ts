@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { allowPresetHosts } from "../../src/allow-presets.js";
+import { allowPresetHosts } from "../../src/allow-presets/allow-presets.js";
 import { ensureSandboxImage } from "../../src/sandbox/docker/container/image.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import { connectDocker } from "../../src/sandbox/docker/engine/docker-client.js";

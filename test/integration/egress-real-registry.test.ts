@@ -13,7 +13,6 @@ import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import { connectDocker } from "../../src/sandbox/docker/engine/docker-client.js";
 import type { EgressRecord } from "../../src/sandbox/sandbox.js";
 import { skipDocker } from "../support/docker-available.js";
-import { ensureNetToolsImage } from "../support/egress/net-tools-image.js";
 import { makeWorkspace } from "../support/workspace.js";
 
 const enabled = process.env["HARNESS_TEST_REAL_REGISTRY"] === "1";
@@ -48,7 +47,7 @@ describe.skipIf(skipDocker || !enabled)(
         encoding: "utf8",
       }).trim();
       const docker = await connectDocker();
-      const image = await ensureNetToolsImage(docker, await ensureSandboxImage(docker));
+      const image = await ensureSandboxImage(docker);
       using ws = makeWorkspace();
       await using sandbox = await DockerSandbox.open({
         workspace: ws.path,

@@ -22,7 +22,7 @@ const CRATES_IO = {
   downloads: "https://static.crates.io/crates",
 };
 
-/** What the preset gives the sandbox's cargo: crates.io's replacement (as one `--config`). */
+/** The source that replaces crates.io in the sandbox's cargo (sandbox/toolchains/cargo-wrapper.sh). */
 const MIRROR_SOURCE = "harness-mirror";
 
 /**
@@ -47,8 +47,12 @@ export function cargoGrant(env: NodeJS.ProcessEnv): PresetGrant {
     hosts.push(protocol === "git" ? CRATES_IO.git : CRATES_IO.sparse, CRATES_IO.downloads);
   } else {
     hosts.push(replacement.replace(/^(?:sparse|git|registry)\+/, ""));
-    const source = `{"crates-io"={replace-with="${MIRROR_SOURCE}"},"${MIRROR_SOURCE}"={registry=${tomlString(withoutCredentials(replacement))}}}`;
-    sandboxEnv.push(`HARNESS_CARGO_CONFIG=source=${source}`);
+    // One `--config` a line: cargo takes a dotted key and a value there, not a table.
+    const settings = [
+      `source.crates-io.replace-with = "${MIRROR_SOURCE}"`,
+      `source.${MIRROR_SOURCE}.registry = ${tomlString(withoutCredentials(replacement))}`,
+    ];
+    sandboxEnv.push(`HARNESS_CARGO_CONFIG=${settings.join("\n")}`);
   }
   for (const name of registryNames(values, env)) {
     const url = index(name);

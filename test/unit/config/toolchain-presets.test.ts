@@ -152,7 +152,7 @@ describe("--allow cargo", () => {
     const grant = allowPresetGrant({ kind: "cargo" }, env());
     expect(grant.hosts).toEqual(["crates.corp.example:443", "git.corp.example:443"]);
     expect(grant.env).toEqual([
-      'HARNESS_CARGO_CONFIG=source={"crates-io"={replace-with="harness-mirror"},"harness-mirror"={registry="sparse+https://crates.corp.example/index/"}}',
+      'HARNESS_CARGO_CONFIG=source.crates-io.replace-with = "harness-mirror"\nsource.harness-mirror.registry = "sparse+https://crates.corp.example/index/"',
       "CARGO_REGISTRIES_OTHER_INDEX=https://git.corp.example/index.git",
     ]);
   });

@@ -3,11 +3,16 @@
  * some code, a test, and one dependency from the ecosystem's registry (the fixture each registry stub
  * serves). Each is written into a workspace and tested with the project's own test command.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { CARGO_FIXTURE_ANSWER, CARGO_FIXTURE_CRATE } from "./egress/cargo-registry-stub.js";
 import { GO_FIXTURE_ANSWER, GO_FIXTURE_MODULE, GO_FIXTURE_VERSION } from "./egress/go-proxy-stub.js";
-import { NPM_FIXTURE_EXPORT, NPM_FIXTURE_PACKAGE, NPM_FIXTURE_VERSION } from "./egress/npm-registry-stub.js";
+import {
+  NPM_FIXTURE_EXPORT,
+  NPM_FIXTURE_PACKAGE,
+  NPM_FIXTURE_VERSION,
+  type NpmRegistryStub,
+} from "./egress/npm-registry-stub.js";
 import { PIP_FIXTURE_MODULE, PIP_FIXTURE_PROJECT, PIP_FIXTURE_VALUE } from "./egress/pip-index-stub.js";
 
 export interface Project {
@@ -26,44 +31,78 @@ export function writeProject(root: string, project: Project): void {
   }
 }
 
-/** A Node library that asks for Node >= 22, with a devDependency; `npm ci` needs the lockfile `npm install` writes. */
-export const nodeProject: Project = {
-  files: {
-    "package.json": JSON.stringify(
-      {
-        name: "harness-node-project",
-        version: "1.0.0",
-        private: true,
-        engines: { node: ">=22" },
-        scripts: { test: "node --test" },
-        devDependencies: { [NPM_FIXTURE_PACKAGE]: `^${NPM_FIXTURE_VERSION}` },
-      },
-      null,
-      2,
-    ),
-    "index.js": "exports.add = (a, b) => a + b;\n",
-    "test/add.test.js": [
-      'const test = require("node:test");',
-      'const assert = require("node:assert");',
-      'const { add } = require("..");',
-      `test("adds", () => assert.strictEqual(add(2, 3), 5));`,
-      `test("the devDependency is installed", () => assert.strictEqual(require(${JSON.stringify(NPM_FIXTURE_PACKAGE)}), ${JSON.stringify(NPM_FIXTURE_EXPORT)}));`,
-      `test("runs on the Node it asks for", () => assert.ok(Number(process.versions.node.split(".")[0]) >= 22));`,
-      "",
-    ].join("\n"),
-  },
-  command:
-    "npm install --no-audit --no-fund && rm -rf node_modules && npm ci --no-audit --no-fund && npm test",
-  passed: /pass 3\n\S* fail 0\n/,
-};
+/** Gives `path` and everything below it to `uid` (its group too): the sandbox user owns the project. */
+export function chownTree(path: string, uid: number): void {
+  chownSync(path, uid, uid);
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) chownTree(child, uid);
+    else chownSync(child, uid, uid);
+  }
+}
 
-/** A Python package with a C extension, built in a venv; its test needs a package from the index. */
+/**
+ * A Node library that asks for Node >= 22, with a devDependency pinned in its package-lock.json (the
+ * tarball's URL and integrity as the registry `npm` names gives them), tested with `node --test`.
+ */
+export function nodeProject(npm: Pick<NpmRegistryStub, "tarballUrl" | "integrity">): Project {
+  const devDependencies = { [NPM_FIXTURE_PACKAGE]: `^${NPM_FIXTURE_VERSION}` };
+  const root = { name: "harness-node-project", version: "1.0.0", engines: { node: ">=22" } };
+  return {
+    files: {
+      "package.json": JSON.stringify(
+        { ...root, private: true, scripts: { test: "node --test" }, devDependencies },
+        null,
+        2,
+      ),
+      "package-lock.json": JSON.stringify(
+        {
+          name: root.name,
+          version: root.version,
+          lockfileVersion: 3,
+          requires: true,
+          packages: {
+            "": { ...root, devDependencies },
+            [`node_modules/${NPM_FIXTURE_PACKAGE}`]: {
+              version: NPM_FIXTURE_VERSION,
+              resolved: npm.tarballUrl,
+              integrity: npm.integrity,
+              dev: true,
+              license: "MIT",
+            },
+          },
+        },
+        null,
+        2,
+      ),
+      "index.js": "exports.add = (a, b) => a + b;\n",
+      "test/add.test.js": [
+        'const test = require("node:test");',
+        'const assert = require("node:assert");',
+        'const { add } = require("..");',
+        `test("adds", () => assert.strictEqual(add(2, 3), 5));`,
+        `test("the devDependency is installed", () => assert.strictEqual(require(${JSON.stringify(NPM_FIXTURE_PACKAGE)}), ${JSON.stringify(NPM_FIXTURE_EXPORT)}));`,
+        `test("runs on the Node it asks for", () => assert.ok(Number(process.versions.node.split(".")[0]) >= 22));`,
+        "",
+      ].join("\n"),
+    },
+    command: "npm ci && npm test",
+    passed: /pass 3\n\S* fail 0\n/,
+  };
+}
+
+/** A Python package with a C extension, built in a venv with its dependency from the index. */
 export const pythonProject: Project = {
   files: {
     "setup.py": [
       "from setuptools import Extension, setup",
       "",
-      'setup(name="fastadd", version="0.1", ext_modules=[Extension("fastadd", ["fastadd.c"])])',
+      "setup(",
+      '    name="fastadd",',
+      '    version="0.1",',
+      '    ext_modules=[Extension("fastadd", ["fastadd.c"])],',
+      `    install_requires=[${JSON.stringify(PIP_FIXTURE_PROJECT)}],`,
+      ")",
       "",
     ].join("\n"),
     "fastadd.c": [
@@ -81,6 +120,7 @@ export const pythonProject: Project = {
       "PyMODINIT_FUNC PyInit_fastadd(void) { return PyModule_Create(&module); }",
       "",
     ].join("\n"),
+    "tests/__init__.py": "",
     "tests/test_fastadd.py": [
       "import unittest",
       "",
@@ -97,7 +137,7 @@ export const pythonProject: Project = {
       "",
     ].join("\n"),
   },
-  command: `python3 -m venv .venv && .venv/bin/pip install -q -e . ${PIP_FIXTURE_PROJECT} && .venv/bin/python -m unittest discover -s tests -v`,
+  command: "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/python -m unittest -v",
   passed: /Ran 2 tests[\s\S]*\nOK\n?$/,
 };
 
@@ -219,5 +259,15 @@ export const cProject: Project = {
     ].join("\n"),
   },
   command: "make && ./test",
+  passed: /all tests passed/,
+};
+
+/** A project whose `make test` runs its tests (the README's everyday examples). */
+export const makeTestProject: Project = {
+  files: {
+    Makefile: ".PHONY: test\ntest: check\n\t./check\n\ncheck: check.c\n\t$(CC) -Wall -Werror -o $@ $<\n",
+    "check.c": '#include <stdio.h>\nint main(void) { puts("all tests passed"); return 0; }\n',
+  },
+  command: "make test",
   passed: /all tests passed/,
 };

@@ -21,6 +21,9 @@ export interface NpmRegistryStub extends Origin {
   readonly tarballPath: string;
   /** Size of the tarball: a gateway record of its download carries at least this many bytes down. */
   readonly tarballBytes: number;
+  /** The tarball's URL and integrity, as a package-lock.json records them. */
+  readonly tarballUrl: string;
+  readonly integrity: string;
 }
 
 async function packageTarball(): Promise<Buffer> {
@@ -72,6 +75,7 @@ export async function startNpmRegistryStub(
     options.address,
   );
   const url = `${options.tls ? "https" : "http"}://${hostname}:${origin.port}/`;
+  const integrity = `sha512-${createHash("sha512").update(tarball).digest("base64")}`;
   // npm refuses a tarball whose integrity does not match, so both sums are the real ones.
   packument = JSON.stringify({
     name: NPM_FIXTURE_PACKAGE,
@@ -84,10 +88,17 @@ export async function startNpmRegistryStub(
         dist: {
           tarball: `${url}${tarballPath.slice(1)}`,
           shasum: createHash("sha1").update(tarball).digest("hex"),
-          integrity: `sha512-${createHash("sha512").update(tarball).digest("base64")}`,
+          integrity,
         },
       },
     },
   });
-  return { ...origin, url, tarballPath, tarballBytes: tarball.length };
+  return {
+    ...origin,
+    url,
+    tarballPath,
+    tarballBytes: tarball.length,
+    tarballUrl: `${url}${tarballPath.slice(1)}`,
+    integrity,
+  };
 }

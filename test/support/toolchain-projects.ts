@@ -15,6 +15,9 @@ import {
 } from "./egress/npm-registry-stub.js";
 import { PIP_FIXTURE_MODULE, PIP_FIXTURE_PROJECT, PIP_FIXTURE_VALUE } from "./egress/pip-index-stub.js";
 
+/** The Node project's command (its project depends on the registry stub, the command does not). */
+const NODE_COMMAND = "npm ci && npm test";
+
 export interface Project {
   /** Path → content. */
   files: Record<string, string>;
@@ -86,7 +89,7 @@ export function nodeProject(npm: Pick<NpmRegistryStub, "tarballUrl" | "integrity
         "",
       ].join("\n"),
     },
-    command: "npm ci && npm test",
+    command: NODE_COMMAND,
     passed: /pass 3\n\S* fail 0\n/,
   };
 }
@@ -271,3 +274,16 @@ export const makeTestProject: Project = {
   command: "make test",
   passed: /all tests passed/,
 };
+
+/**
+ * Each ecosystem's `--allow` preset and its project's command, as docs/toolchains.md shows them
+ * (docs-examples.test.ts holds the two together) and toolchain-registries.ts runs them.
+ */
+export const ecosystemCases: ReadonlyArray<{ name: string; preset: string | undefined; command: string }> = [
+  { name: "Node", preset: "npm", command: NODE_COMMAND },
+  { name: "Python", preset: "pypi", command: pythonProject.command },
+  { name: "Go", preset: "go", command: goProject("").command },
+  { name: "Rust", preset: "cargo", command: rustProject.command },
+  { name: "Java", preset: "maven", command: mavenProject.command },
+  { name: "C", preset: undefined, command: cProject.command },
+];

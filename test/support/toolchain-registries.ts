@@ -21,6 +21,7 @@ import type { Origin } from "./egress/origin-server.js";
 import { type PipIndexStub, startPipIndexStub } from "./egress/pip-index-stub.js";
 import {
   cProject,
+  ecosystemCases,
   goProject,
   mavenProject,
   nodeProject,
@@ -81,11 +82,10 @@ export async function startToolchainRegistries(scratch: string): Promise<Toolcha
     join(mavenHome, ".m2", "settings.xml"),
     `<settings><mirrors><mirror><id>stub</id><mirrorOf>*</mirrorOf><url>${maven.url}</url></mirror></mirrors></settings>\n`,
   );
-  const ecosystems: Ecosystem[] = [
+  const cases: Omit<Ecosystem, "preset">[] = [
     {
       name: "Node",
       project: nodeProject(npm),
-      preset: "npm",
       env: { npm_config_registry: npm.url },
       fetched: npm.tarballPath,
       origin: npm,
@@ -93,7 +93,6 @@ export async function startToolchainRegistries(scratch: string): Promise<Toolcha
     {
       name: "Python",
       project: pythonProject,
-      preset: "pypi",
       env: { PIP_INDEX_URL: pip.indexUrl },
       fetched: pip.wheelPath,
       origin: pip,
@@ -101,7 +100,6 @@ export async function startToolchainRegistries(scratch: string): Promise<Toolcha
     {
       name: "Go",
       project: goProject(go.goSum),
-      preset: "go",
       env: { GOPROXY: go.url },
       fetched: `/${GO_FIXTURE_MODULE}/@v/${GO_FIXTURE_VERSION}.zip`,
       origin: go,
@@ -109,7 +107,6 @@ export async function startToolchainRegistries(scratch: string): Promise<Toolcha
     {
       name: "Rust",
       project: rustProject,
-      preset: "cargo",
       env: { CARGO_HOME: cargoHome },
       fetched: cargo.cratePath,
       origin: cargo,
@@ -117,13 +114,18 @@ export async function startToolchainRegistries(scratch: string): Promise<Toolcha
     {
       name: "Java",
       project: mavenProject,
-      preset: "maven",
       env: { HOME: mavenHome },
       fetched: "/maven2/junit/junit/4.13.2/junit-4.13.2.jar",
       origin: maven,
     },
-    { name: "C", project: cProject, preset: undefined, env: {}, fetched: undefined, origin: undefined },
+    { name: "C", project: cProject, env: {}, fetched: undefined, origin: undefined },
   ];
+  const ecosystems = cases.map((c): Ecosystem => {
+    const known = ecosystemCases.find((e) => e.name === c.name);
+    if (known?.command !== c.project.command)
+      throw new Error(`${c.name}: not the command ecosystemCases names`);
+    return { ...c, preset: known.preset };
+  });
   const close = async () => {
     await Promise.all([npm, pip, go, cargo, maven].map((stub) => stub.close()));
   };

@@ -5,7 +5,14 @@
  * (src/settings/); this file decides what they mean together.
  */
 
-import { type AllowPreset, allowPresetHosts, PRESET_NAMES, parseAllowPreset } from "./allow-presets.js";
+import {
+  type AllowPreset,
+  allowPresetGrant,
+  isClientEnv,
+  PRESET_NAMES,
+  parseAllowPreset,
+  presetFlag,
+} from "./allow-presets/allow-presets.js";
 import { loadDevcontainer } from "./devcontainer/load-devcontainer.js";
 import { ConfigError } from "./errors.js";
 import type { EffortLevel, ThinkingSetting } from "./model/model-client.js";
@@ -96,7 +103,7 @@ export interface SandboxConfigOptions {
    * Allowlist mode to use when neither flags nor env name an allow entry and the network is "none"
    * (replay: the recording's). `allowPrivate` is never taken from here: only the flag gives it.
    */
-  inheritEgress?: Pick<EgressRequest, "allowHosts" | "limitBytes" | "requestRules"> | undefined;
+  inheritEgress?: Pick<EgressRequest, "allowHosts" | "limitBytes" | "requestRules" | "clientEnv"> | undefined;
 }
 
 export interface AgentConfig {
@@ -232,7 +239,9 @@ function loadEgressConfig(
       const limit = limitBytes ?? inherited.limitBytes;
       const config = egressConfig([...new Set(entries)], allowPrivate, limit, wildcardNames, true);
       const rules = flags.allowRequest === undefined ? (inherited.requestRules ?? []) : requestRules;
-      return Object.freeze({ ...config, ...extras(rules) });
+      // A transcript is a file: only the variables a preset may set come from it.
+      const recordedEnv = (inherited.clientEnv ?? []).filter(isClientEnv);
+      return Object.freeze({ ...config, ...extras(rules), ...clientEnvOf(recordedEnv) });
     }
     // HARNESS_EGRESS_LIMIT in a shared .env is harmless without hosts; the flags alone are a mistake.
     if (allowPrivate || flags.egressLimit !== undefined)
@@ -250,12 +259,14 @@ function loadEgressConfig(
   }
   const hostsFrom = fromEnv ? SETTINGS.allowHost.env : flagName(SETTINGS.allowHost);
   const entries = hosts.map((text) => checkedEntry(text, hostsFrom));
+  const clientEnv: string[] = [];
   for (const preset of presets) {
-    const flag = preset.kind === "git" ? `--allow git=${preset.host}` : `--allow ${preset.kind}`;
-    for (const text of allowPresetHosts(preset, env)) entries.push(checkedEntry(text, flag));
+    const grant = allowPresetGrant(preset, env);
+    for (const text of grant.hosts) entries.push(checkedEntry(text, presetFlag(preset)));
+    clientEnv.push(...grant.env);
   }
   const config = egressConfig([...new Set(entries)], allowPrivate, limitBytes, wildcardNames);
-  return Object.freeze({ ...config, ...extras(requestRules) });
+  return Object.freeze({ ...config, ...extras(requestRules), ...clientEnvOf(clientEnv) });
 }
 
 /**
@@ -304,6 +315,12 @@ function checkedEntry(text: string, flag: string): string {
   if (!parsed.ok) throw new ConfigError(`${flag} '${text}': ${parsed.reason}`);
   // Normalized ("example.com:443,80"), so spellings of one entry count once and replay reads it back.
   return parsed.entry.text;
+}
+
+/** The presets' variables, each key once (a later preset's value wins), or nothing. */
+function clientEnvOf(entries: readonly string[]): { clientEnv?: string[] } {
+  const byKey = new Map(entries.map((entry) => [entry.slice(0, entry.indexOf("=")), entry]));
+  return byKey.size === 0 ? {} : { clientEnv: [...byKey.values()] };
 }
 
 function egressConfig(

@@ -106,7 +106,7 @@ function allowlistLine(
       : [];
   return [
     `Network access is limited to these hosts: ${hosts}.`,
-    "They are reached through an HTTP(S) proxy that is already configured in the environment (HTTPS_PROXY, HTTP_PROXY and their lowercase forms, plus the settings npm, pip and git read): use the tools normally and leave the proxy settings alone.",
+    "They are reached through an HTTP(S) proxy that is already configured in the environment (HTTPS_PROXY, HTTP_PROXY and their lowercase forms, plus the settings npm, pip, git and Maven read); any registry setting there (npm_config_registry, PIP_INDEX_URL, GOPROXY and the like) names an allowed registry: use the tools normally and leave the proxy and registry settings alone.",
     "Anything else fails: other hosts, tools that ignore the proxy, raw sockets and DNS lookups (there is no resolver in the sandbox; the proxy resolves names).",
     ...wildcard,
     ...(secrets.length === 0

@@ -90,6 +90,7 @@ export function runStartEgress({
   allowPrivate,
   limitBytes,
   secrets,
+  clientEnv,
 }: EgressConfig): RunStartEgress {
   const names = (secrets ?? []).map((s) => `${s.name}@${s.host}`);
   return {
@@ -97,5 +98,6 @@ export function runStartEgress({
     allowPrivate,
     limitBytes,
     ...(names.length > 0 ? { secrets: names } : {}),
+    ...(clientEnv !== undefined && clientEnv.length > 0 ? { clientEnv: [...clientEnv] } : {}),
   };
 }

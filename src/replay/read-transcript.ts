@@ -133,12 +133,16 @@ function egressOf(value: unknown, line: number): RunStartEgress {
   const rules = egress?.requestRules ?? [];
   if (!Array.isArray(rules) || !rules.every((r) => typeof r === "string"))
     fail(line, '"egress.requestRules" must be a list of strings');
+  const clientEnv = egress?.clientEnv ?? [];
+  if (!Array.isArray(clientEnv) || !clientEnv.every((e) => typeof e === "string"))
+    fail(line, '"egress.clientEnv" must be a list of strings');
   return {
     allowHosts: hosts as string[],
     allowPrivate,
     limitBytes: limit,
     ...(secrets.length > 0 ? { secrets: secrets as string[] } : {}),
     ...(rules.length > 0 ? { requestRules: rules as string[] } : {}),
+    ...(clientEnv.length > 0 ? { clientEnv: clientEnv as string[] } : {}),
   };
 }
 

@@ -99,6 +99,12 @@ export interface EgressRequest {
    * prefixes (its TLS ended at the gateway so the requests can be seen). Each HOST must be allowed.
    */
   requestRules?: readonly string[] | undefined;
+  /**
+   * `--allow npm|pypi|go|cargo|maven`: `KEY=value` variables each command gets, pointing the
+   * sandbox's tools at the registries the presets allowed (as the host's configuration names them,
+   * credentials left out), so they work with no flag.
+   */
+  clientEnv?: readonly string[] | undefined;
 }
 
 /** `--protect` and `--no-protect`: workspace paths the host runs later, mounted read-only in bind mode. */

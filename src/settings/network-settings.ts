@@ -33,7 +33,7 @@ export const NETWORK_SETTINGS = {
   allow: {
     flag: "--allow <preset>",
     env: "HARNESS_ALLOW",
-    help: "allowlist mode: allow a tool's registry as the host's own config names it (repeatable): npm, pypi (or pip), git=HOST",
+    help: "allowlist mode: allow a tool's registry as the host's own config names it, and point the sandbox's tool at it (repeatable): npm, pypi (or pip), go, cargo, maven, git=HOST",
     repeatable: true,
     widens: {},
   },

@@ -88,6 +88,8 @@ export interface RunStartEgress {
   secrets?: string[];
   /** `--allow-request` rules, normalized; a replay keeps them. */
   requestRules?: string[];
+  /** The presets' variables for the sandbox's tools (no credential is in them); a replay keeps them. */
+  clientEnv?: string[];
 }
 
 /** A user text the loop sent: the task, or a nudge such as "continue in smaller steps". */

@@ -18,7 +18,6 @@ import {
 } from "../../src/sandbox/docker/package-cache/package-cache-volume.js";
 import { imageWithoutPython } from "../integration/egress-fixture.js";
 import { skipDocker } from "../support/docker-available.js";
-import { ensureNetToolsImage } from "../support/egress/net-tools-image.js";
 import {
   NPM_FIXTURE_PACKAGE,
   type NpmRegistryStub,
@@ -65,7 +64,7 @@ describe.skipIf(skipDocker)("the package cache", { timeout: 300_000 }, () => {
   const fake = useFakeApi();
 
   beforeAll(async () => {
-    image = await ensureNetToolsImage(docker, await ensureSandboxImage(docker));
+    image = await ensureSandboxImage(docker);
     [npm, pip] = await Promise.all([
       startNpmRegistryStub(REGISTRY_IP, { address: REGISTRY_IP }),
       startPipIndexStub(REGISTRY_IP, { address: REGISTRY_IP }),

@@ -15,11 +15,12 @@ import { makeWorkspace } from "../support/workspace.js";
  */
 describe.skipIf(skipPodman)("Podman (rootful, Docker-compatible API)", { timeout: 120_000 }, () => {
   const engine = podman as NonNullable<typeof podman>;
+  let image = "";
   const open = (workspace: string, extra?: Partial<DockerSandboxOptions>) =>
-    DockerSandbox.open({ workspace, docker: engine, removeOnStop: true, ...extra });
+    DockerSandbox.open({ workspace, docker: engine, image, removeOnStop: true, ...extra });
 
   beforeAll(async () => {
-    await podmanSandboxImage(engine);
+    image = await podmanSandboxImage(engine);
   }, 600_000);
 
   it("is detected as Podman, and its tmpfs mounts belong to the sandbox user", async () => {

@@ -13,7 +13,6 @@ import type { EgressRecord, ExecResult } from "../../src/sandbox/sandbox.js";
 import { skipDocker } from "../support/docker-available.js";
 import { GIT_FIXTURE_README, type GitHttpStub, startGitHttpStub } from "../support/egress/git-http-stub.js";
 import { type LoopbackLookup, loopbackLookup } from "../support/egress/loopback-lookup.js";
-import { ensureNetToolsImage } from "../support/egress/net-tools-image.js";
 import {
   NPM_FIXTURE_EXPORT,
   NPM_FIXTURE_PACKAGE,
@@ -77,7 +76,7 @@ describe.skipIf(skipDocker)("allowlist mode with real package tools", { timeout:
 
   beforeAll(async () => {
     const docker = await connectDocker();
-    const image = await ensureNetToolsImage(docker, await ensureSandboxImage(docker));
+    const image = await ensureSandboxImage(docker);
     ws = makeWorkspace();
     [npm, pip, git, tls] = await Promise.all([
       startNpmRegistryStub(REGISTRY),

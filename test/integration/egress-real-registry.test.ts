@@ -7,13 +7,12 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { allowPresetHosts } from "../../src/allow-presets.js";
+import { allowPresetHosts } from "../../src/allow-presets/allow-presets.js";
 import { ensureSandboxImage } from "../../src/sandbox/docker/container/image.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import { connectDocker } from "../../src/sandbox/docker/engine/docker-client.js";
 import type { EgressRecord } from "../../src/sandbox/sandbox.js";
 import { skipDocker } from "../support/docker-available.js";
-import { ensureNetToolsImage } from "../support/egress/net-tools-image.js";
 import { makeWorkspace } from "../support/workspace.js";
 
 const enabled = process.env["HARNESS_TEST_REAL_REGISTRY"] === "1";
@@ -48,7 +47,7 @@ describe.skipIf(skipDocker || !enabled)(
         encoding: "utf8",
       }).trim();
       const docker = await connectDocker();
-      const image = await ensureNetToolsImage(docker, await ensureSandboxImage(docker));
+      const image = await ensureSandboxImage(docker);
       using ws = makeWorkspace();
       await using sandbox = await DockerSandbox.open({
         workspace: ws.path,

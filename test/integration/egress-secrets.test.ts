@@ -22,7 +22,6 @@ import type { EgressRecord, ExecResult } from "../../src/sandbox/sandbox.js";
 import { skipDocker } from "../support/docker-available.js";
 import { type GitSmartHttps, startGitSmartHttps } from "../support/egress/git-smart-https.js";
 import { loopbackLookup } from "../support/egress/loopback-lookup.js";
-import { ensureNetToolsImage } from "../support/egress/net-tools-image.js";
 import {
   NPM_FIXTURE_EXPORT,
   NPM_FIXTURE_PACKAGE,
@@ -131,7 +130,7 @@ describe.skipIf(skipDocker)("secrets that never enter the sandbox", { timeout: 3
 
   beforeAll(async () => {
     const docker = await connectDocker();
-    const image = await ensureNetToolsImage(docker, await ensureSandboxImage(docker));
+    const image = await ensureSandboxImage(docker);
     ws = makeWorkspace();
     api = await recordingOrigin(tlsFor(API));
     other = await recordingOrigin(tlsFor(OTHER));
@@ -327,7 +326,7 @@ curl -sS -H "X-Leak: $GIT_TOKEN" "https://${API}:${api.port}/cross"; echo
     const docker = await connectDocker();
     await using copied = await DockerSandbox.open({
       workspace: copyWs.path,
-      image: await ensureNetToolsImage(docker, await ensureSandboxImage(docker)),
+      image: await ensureSandboxImage(docker),
       isolation: "copy",
       removeOnStop: true,
       egress: {

@@ -77,6 +77,20 @@ describe.skipIf(skipDocker)("sandbox container lifecycle", () => {
     }
   });
 
+  it("builds the minimal target under its own tag: harness's machinery, none of the toolchains", async () => {
+    const docker = await connectDocker();
+    const tag = await ensureSandboxImage(docker, () => {}, sandboxContextDir(), "minimal");
+    expect(tag).toBe(`harness-sandbox:${contextHash(sandboxContextDir())}-minimal`);
+    using ws = makeWorkspace();
+    await using minimal = await DockerSandbox.open({ workspace: ws.path, image: tag, removeOnStop: true });
+    const tools =
+      "for t in python3 git node go cargo javac mvn gcc; do command -v $t >/dev/null && echo $t; done";
+    expect((await minimal.exec(tools)).stdout).toBe("python3\ngit\n");
+    using other = makeWorkspace();
+    await using full = await DockerSandbox.open({ workspace: other.path, removeOnStop: true });
+    expect((await full.exec(tools)).stdout).toBe("python3\ngit\nnode\ngo\ncargo\njavac\nmvn\ngcc\n");
+  });
+
   it("reports a failed build with the tail of its log", async () => {
     const docker = await connectDocker();
     const dir = mkdtempSync(join(tmpdir(), "harness-ctx-"));

@@ -26,6 +26,7 @@ export type ConformanceCase =
   | "background process"
   | "fork bomb then next call"
   | "hardening visible inside"
+  | "programs run from /tmp and the home"
   | "copy mode round trip"
   | "bind mode"
   | "ls -l and stat";
@@ -140,6 +141,21 @@ export function conformanceSuite(name: string, open: OpenOnEngine, options: Conf
       expect((await sandbox.exec("test -e /var/run/docker.sock")).exitCode).toBe(1);
       const ifaces = await sandbox.exec("tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '");
       expect(ifaces.stdout.trim().split("\n")).toEqual(["lo"]);
+    });
+
+    // Toolchains run what they build there: `go test` its test binary in /tmp, a venv made in /tmp
+    // its scripts, `pip install --user` and npx their commands in the home. The workspace runs
+    // programs anyway, so `noexec` (the engines' default for a tmpfs) kept nothing out.
+    test("programs run from /tmp and the home", async () => {
+      using ws = makeWorkspace();
+      await using sandbox = await open(ws.path);
+      const run = await sandbox.exec(
+        "cp /bin/true /tmp/t && /tmp/t && cp /bin/true ~/t && ~/t && printf '#!/bin/sh\necho script\n' > /tmp/s && chmod +x /tmp/s && /tmp/s",
+      );
+      expect(run).toMatchObject({ exitCode: 0, stdout: "script\n" });
+      expect((await sandbox.exec("grep -E ' (/tmp|/home/sandbox) ' /proc/mounts")).stdout).not.toMatch(
+        /noexec/,
+      );
     });
 
     test("copy mode round trip", async () => {

@@ -14,7 +14,6 @@ import {
 import { ensureSandboxImage } from "../../src/sandbox/docker/container/image.js";
 import { connectDocker } from "../../src/sandbox/docker/engine/docker-client.js";
 import { dockerAvailable, dockerRequired } from "./docker-available.js";
-import { ensureNetToolsImage } from "./egress/net-tools-image.js";
 
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   if (!(await dockerAvailable())) {
@@ -28,13 +27,9 @@ export default async function setup(): Promise<(() => Promise<void>) | undefined
     stdio: ["ignore", "ignore", "inherit"],
   });
   const docker = await connectDocker();
-  const sandboxImage = await ensureSandboxImage(docker, (line) =>
-    process.stderr.write(`[sandbox image] ${line}\n`),
-  );
-  // The egress tests' image (npm, pip, curl on top): about two minutes the first time, then cached.
-  await ensureNetToolsImage(docker, sandboxImage, (line) =>
-    process.stderr.write(`[net-tools image] ${line}\n`),
-  );
+  // With the toolchains the egress tests drive (npm, pip, curl, go, cargo, mvn): minutes the first
+  // time (docs/toolchains.md), then found by its tag.
+  await ensureSandboxImage(docker, (line) => process.stderr.write(`[sandbox image] ${line}\n`));
   // Teardown: tests make a workspace (and so a container) per case and delete the workspace when
   // done; remove the containers left behind. A workspace that still exists belongs to a test still
   // running (another vitest process on the same engine): its container stays.

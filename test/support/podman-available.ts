@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import Docker from "dockerode";
-import { ensureSandboxImage } from "../../src/sandbox/docker/container/image.js";
+import { ensureSandboxImage, sandboxContextDir } from "../../src/sandbox/docker/container/image.js";
 import { dockerRequired } from "./docker-available.js";
 
 /**
@@ -30,7 +30,16 @@ if (!podman && dockerRequired()) {
 }
 export const skipPodman = podman === undefined;
 
-/** The sandbox image on Podman, built by harness through the API when missing (its base must be there). */
+/**
+ * The minimal sandbox image on Podman, built by harness through the API when missing (its base must
+ * be there). Minimal: the conformance set needs harness's machinery, not the toolchains, and building
+ * those a second time in Podman's own store would cost minutes and gigabytes.
+ */
 export async function podmanSandboxImage(docker: Docker): Promise<string> {
-  return ensureSandboxImage(docker, (line) => process.stderr.write(`[podman image] ${line}\n`));
+  return ensureSandboxImage(
+    docker,
+    (line) => process.stderr.write(`[podman image] ${line}\n`),
+    sandboxContextDir(),
+    "minimal",
+  );
 }

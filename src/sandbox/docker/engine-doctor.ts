@@ -9,7 +9,7 @@ import { finished } from "node:stream/promises";
 import type Docker from "dockerode";
 import { HarnessError } from "../../errors.js";
 import type { DoctorCheck } from "../doctor-check.js";
-import { contextHash, IMAGE_REPOSITORY, sandboxContextDir } from "./container/image.js";
+import { sandboxContextDir, sandboxImageTag } from "./container/image.js";
 import { connectEngine } from "./engine/docker-client.js";
 import {
   type EngineVersionInfo,
@@ -248,7 +248,7 @@ export async function gatherEngineFacts(
       ? await podmanHostInfo(docker).catch(() => undefined)
       : undefined;
   const dir = sandboxContextDir();
-  const tag = image ?? `${IMAGE_REPOSITORY}:${contextHash(dir)}`;
+  const tag = image ?? sandboxImageTag(dir);
   const baseImage = baseImageOf(dir);
   const [present, basePresent] = await Promise.all([
     imagePresent(docker, tag),

@@ -1,6 +1,6 @@
-import { contextHash, IMAGE_REPOSITORY, sandboxContextDir } from "../docker/container/image.js";
+import { sandboxContextDir, sandboxImageTag } from "../docker/container/image.js";
 
 /** The default image: harness's own, by the tag `ensureSandboxImage` gives it (loaded into the nodes). */
 export function defaultPodImage(): string {
-  return `${IMAGE_REPOSITORY}:${contextHash(sandboxContextDir())}`;
+  return sandboxImageTag(sandboxContextDir());
 }

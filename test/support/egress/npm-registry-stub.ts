@@ -21,6 +21,9 @@ export interface NpmRegistryStub extends Origin {
   readonly tarballPath: string;
   /** Size of the tarball: a gateway record of its download carries at least this many bytes down. */
   readonly tarballBytes: number;
+  /** The tarball's URL and integrity, as a package-lock.json records them. */
+  readonly tarballUrl: string;
+  readonly integrity: string;
 }
 
 /** The package's tarball; `value` is what its index.js exports (the fixture's by default). */
@@ -71,7 +74,19 @@ export async function startNpmRegistryStub(
   );
   const url = `${options.tls ? "https" : "http"}://${hostname}:${origin.port}/`;
   packument = packumentFor(url, tarball);
-  return { ...origin, url, tarballPath, tarballBytes: tarball.length };
+  return {
+    ...origin,
+    url,
+    tarballPath,
+    tarballBytes: tarball.length,
+    tarballUrl: tarballUrl(url),
+    integrity: integrityOf(tarball),
+  };
+}
+
+/** The sha512 integrity npm checks a tarball against. */
+function integrityOf(tarball: Buffer): string {
+  return `sha512-${createHash("sha512").update(tarball).digest("base64")}`;
 }
 
 /** Where a registry at `url` serves the package's tarball. */
@@ -93,7 +108,7 @@ export function packumentFor(url: string, tarball: Buffer): string {
         dist: {
           tarball: tarballUrl(url),
           shasum: createHash("sha1").update(tarball).digest("hex"),
-          integrity: `sha512-${createHash("sha512").update(tarball).digest("base64")}`,
+          integrity: integrityOf(tarball),
         },
       },
     },

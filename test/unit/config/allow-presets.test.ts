@@ -12,7 +12,7 @@ import {
   parseAllowPreset,
   toolEnv,
   urlEntry,
-} from "../../../src/allow-presets.js";
+} from "../../../src/allow-presets/allow-presets.js";
 import { ConfigError } from "../../../src/errors.js";
 
 let bin: string;
@@ -55,13 +55,17 @@ function fakePython(
 }
 
 describe("parseAllowPreset", () => {
-  it("knows npm, pypi, pip and git=HOST, and nothing else", () => {
+  it("knows npm, pypi, pip, go, cargo, maven and git=HOST, and nothing else", () => {
     expect(parseAllowPreset("npm")).toEqual({ kind: "npm" });
     expect(parseAllowPreset(" pypi ")).toEqual({ kind: "pypi" });
     expect(parseAllowPreset("pip")).toEqual({ kind: "pypi" });
+    expect(parseAllowPreset("go")).toEqual({ kind: "go" });
+    expect(parseAllowPreset("cargo")).toEqual({ kind: "cargo" });
+    expect(parseAllowPreset("maven")).toEqual({ kind: "maven" });
     expect(parseAllowPreset("git=git.example.com")).toEqual({ kind: "git", host: "git.example.com" });
     expect(parseAllowPreset("git")).toBeUndefined();
-    expect(parseAllowPreset("cargo")).toBeUndefined();
+    expect(parseAllowPreset("gradle")).toBeUndefined();
+    expect(parseAllowPreset("crates")).toBeUndefined();
   });
 });
 
@@ -192,24 +196,34 @@ describe("allowPresetHosts: git", () => {
 });
 
 describe("toolEnv", () => {
-  it("keeps what npm and pip read for configuration, and drops what could run code", () => {
+  it("keeps what npm, pip and go read for configuration, and drops what could run code", () => {
     const kept = toolEnv({
       PATH: "/bin",
       HOME: "/home/me",
       npm_config_registry: "r",
       NPM_CONFIG_USERCONFIG: "u",
       PIP_INDEX_URL: "i",
+      GOPROXY: "https://proxy.example.org",
+      GOSUMDB: "off",
       NODE_OPTIONS: "--require x",
       LD_PRELOAD: "x.so",
       PYTHONPATH: "/w",
+      GOFLAGS: "-toolexec=/w/x",
+      GOROOT: "/w/go",
       ANTHROPIC_API_KEY: "sk-ant-x",
+      GOTOOLCHAIN: "go1.99.0",
     });
     expect(Object.keys(kept).sort()).toEqual([
+      "GOPROXY",
+      "GOSUMDB",
+      "GOTOOLCHAIN",
       "HOME",
       "NPM_CONFIG_USERCONFIG",
       "PATH",
       "PIP_INDEX_URL",
       "npm_config_registry",
     ]);
+    // go never switches to (downloads and runs) another toolchain on the host.
+    expect(kept["GOTOOLCHAIN"]).toBe("local");
   });
 });

@@ -100,8 +100,8 @@ describe("loadSandboxConfig: allowlist mode", () => {
   });
 
   it("refuses unknown presets, and a limit that is not a size", () => {
-    expect(() => loadSandboxConfig({}, { ...w, allow: ["cargo"] })).toThrow(
-      "--allow must be npm, pypi (or pip), git=HOST, got 'cargo'",
+    expect(() => loadSandboxConfig({}, { ...w, allow: ["gradle"] })).toThrow(
+      "--allow must be npm, pypi (or pip), go, cargo, maven, git=HOST, got 'gradle'",
     );
     expect(() => loadSandboxConfig({ HARNESS_ALLOW: "npm,nope" }, w)).toThrow(/got 'nope'/);
     expect(() => loadSandboxConfig({}, { ...w, allowHost: ["example.com"], egressLimit: "lots" })).toThrow(
@@ -132,6 +132,25 @@ describe("loadSandboxConfig: allowlist mode", () => {
       /--network none/,
     );
     expect(npm.calls()).toBe(before);
+  });
+
+  it("gives the sandbox's tools the presets' variables, and a replay the recorded ones it may set", () => {
+    const npm = fakeNpmPath("http://127.0.0.1:4873/");
+    const config = loadSandboxConfig({ PATH: npm.PATH }, { ...w, allow: ["npm", "git=git.example.com"] });
+    expect(config.egress?.clientEnv).toEqual([
+      "npm_config_registry=http://127.0.0.1:4873/",
+      "COREPACK_NPM_REGISTRY=http://127.0.0.1:4873",
+      "YARN_NPM_REGISTRY_SERVER=http://127.0.0.1:4873",
+    ]);
+    expect(loadSandboxConfig({}, { ...w, allowHost: ["example.com"] }).egress?.clientEnv).toBeUndefined();
+    const inheritEgress = {
+      allowHosts: ["127.0.0.1:4873"],
+      limitBytes: 4096,
+      clientEnv: ["npm_config_registry=http://127.0.0.1:4873/", "LD_PRELOAD=/workspace/x.so"],
+    };
+    expect(loadSandboxConfig({}, w, { inheritEgress }).egress?.clientEnv).toEqual([
+      "npm_config_registry=http://127.0.0.1:4873/",
+    ]);
   });
 
   it("refuses a preset whose tool gives an entry the allowlist does not accept", () => {

@@ -21,6 +21,7 @@ const egress = {
   allowHosts: ["registry.example.com:443", "example.org:443,80"],
   allowPrivate: true,
   limitBytes: 1024,
+  clientEnv: ["npm_config_registry=https://registry.example.com/"],
 };
 const start = (fields: Record<string, unknown>) =>
   `${JSON.stringify({ type: "run_start", task: "t", ...fields })}\n`;
@@ -48,6 +49,9 @@ describe("readTranscript: allowlist mode", () => {
     expect(() =>
       parseTranscript(start({ egress: { allowHosts: [], limitBytes: 1, allowPrivate: "yes" } })),
     ).toThrow(/allowPrivate/);
+    expect(() =>
+      parseTranscript(start({ egress: { allowHosts: [], limitBytes: 1, clientEnv: "GOPROXY=x" } })),
+    ).toThrow(/"egress.clientEnv" must be a list of strings/);
     expect(parseTranscript(start({ egress: { allowHosts: ["a.example"], limitBytes: 5 } })).egress).toEqual({
       allowHosts: ["a.example"],
       allowPrivate: false,
@@ -65,6 +69,8 @@ describe("replay with the recording's allowlist", () => {
       allowHosts: egress.allowHosts,
       allowPrivate: false,
       limitBytes: 1024,
+      // The sandbox's tools pointed at the same registries as in the recording.
+      clientEnv: egress.clientEnv,
     });
     expect(egressNotice(egress, config)).toBe(
       "replaying with the recording's allowlist: registry.example.com:443, example.org:443,80; the recording also allowed private addresses: pass --allow-private to allow them again",

@@ -54,7 +54,7 @@ export interface SandboxSettings {
   egressSocketDir?: string | undefined;
   /**
    * The workspace's package cache (package-cache/): the named volume mounted read-write at
-   * `PACKAGE_CACHE_DIR`, with npm's and pip's cache variables pointing into it; none when absent.
+   * `PACKAGE_CACHE_DIR`, with the toolchains' cache variables pointing into it; none when absent.
    */
   packageCacheVolume?: string | undefined;
 }
@@ -90,16 +90,22 @@ export function rootMachinery(engine: EngineSettings): boolean {
 export const PACKAGE_CACHE_DIR = "/var/cache/harness";
 
 /**
- * npm's and pip's cache directories, in the package cache. Not XDG_CACHE_HOME: that would share
- * every tool's cache between tasks (pre-commit's hook checkouts, build caches), and neither npm nor
- * pip needs it. npm writes its debug logs into its cache unless told otherwise: they stay in the
- * home, so one task's logs (its command lines, its errors) are not the next task's to read.
+ * The toolchains' download and build caches, in the package cache: npm's and pip's, Go's module and
+ * build caches, cargo's home (its registry and git checkouts; cargo has no variable for those alone)
+ * and Maven's local repository (mavenrc.sh keeps MAVEN_OPTS and adds the proxy's properties). Not
+ * XDG_CACHE_HOME: that would share every tool's cache between tasks (pre-commit's hook checkouts),
+ * and none of these needs it. npm writes its debug logs into its cache unless told otherwise: they
+ * stay in the home, so one task's logs (its command lines, its errors) are not the next task's to read.
  */
 export function packageCacheEnv(): string[] {
   return [
     `npm_config_cache=${PACKAGE_CACHE_DIR}/npm`,
     `npm_config_logs_dir=${HOME_DIR}/.npm/_logs`,
     `PIP_CACHE_DIR=${PACKAGE_CACHE_DIR}/pip`,
+    `GOMODCACHE=${PACKAGE_CACHE_DIR}/go/mod`,
+    `GOCACHE=${PACKAGE_CACHE_DIR}/go/build`,
+    `CARGO_HOME=${PACKAGE_CACHE_DIR}/cargo`,
+    `MAVEN_OPTS=-Dmaven.repo.local=${PACKAGE_CACHE_DIR}/maven`,
   ];
 }
 
@@ -119,7 +125,11 @@ export function sandboxEnv(s?: Pick<SandboxSettings, "packageCacheVolume">): str
 }
 
 /**
- * A tmpfs owned by `owner` when given. Docker passes `uid=`/`gid=` on to the mount; Podman (4.3)
+ * A tmpfs owned by `owner` when given, `noexec` or explicitly `exec`: Docker and Podman mount a tmpfs
+ * `noexec` unless told otherwise, and the toolchains need to run what they build in /tmp (`go test`,
+ * a venv's scripts) and in the home (`pip install --user`, npx without the package cache). The
+ * workspace runs programs anyway, so `noexec` there would keep no program out, only tools from
+ * working. Docker passes `uid=`/`gid=` on to the mount; Podman (4.3)
  * refuses them ("unknown mount option") and has `U` instead: it mounts the tmpfs with uid=/gid= of
  * the container's User, which is `owner` itself, so the mount is the same (checked in
  * /proc/mounts by test/integration/conformance-podman.test.ts).
@@ -134,7 +144,7 @@ function tmpfsOptions(
   const ids = owner === undefined ? undefined : parseUserIds(owner);
   const ownerOpts =
     ids === undefined ? "" : engine.kind === "podman" ? ",U" : `,uid=${ids.uid},gid=${ids.gid}`;
-  return `rw,nosuid,nodev${noexec ? ",noexec" : ""},size=${sizeMiB}m,mode=${mode}${ownerOpts}`;
+  return `rw,nosuid,nodev,${noexec ? "noexec" : "exec"},size=${sizeMiB}m,mode=${mode}${ownerOpts}`;
 }
 
 /** Copy mode's workdir: an anonymous volume (empty Source), removed with the container. */

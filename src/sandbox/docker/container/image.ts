@@ -1,6 +1,8 @@
 /**
  * The sandbox image: built from the repository's sandbox/ folder, tagged by a hash of that folder so
- * an edit rebuilds and an unchanged folder never does.
+ * an edit rebuilds and an unchanged folder never does. The Dockerfile has two targets: the default,
+ * with the toolchains (docs/toolchains.md), and `minimal`, harness's machinery and little else, on
+ * which the engines' conformance tests run without importing gigabytes into each engine.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
@@ -55,6 +57,14 @@ export function contextHash(dir: string): string {
 
 export type BuildProgress = (line: string) => void;
 
+/** Which target of sandbox/Dockerfile: the default one with the toolchains, or `minimal`. */
+export type SandboxImageVariant = "toolchains" | "minimal";
+
+/** The tag of `variant` for the sandbox/ folder `dir`: the default's is the bare hash. */
+export function sandboxImageTag(dir: string, variant: SandboxImageVariant = "toolchains"): string {
+  return `${IMAGE_REPOSITORY}:${contextHash(dir)}${variant === "minimal" ? "-minimal" : ""}`;
+}
+
 /** When the build failed for want of its base image, how to get it onto this engine. */
 async function baseImageHint(docker: Docker, text: string): Promise<string> {
   if (!/pull access denied|failed to resolve|not found|manifest unknown|no such host|dial tcp/i.test(text))
@@ -68,14 +78,16 @@ async function baseImageHint(docker: Docker, text: string): Promise<string> {
 
 /**
  * Returns the tag of the sandbox image for `dir`, building it first if no image has that tag.
- * The build uses the host's network so its apt step can reach Debian's packages.
+ * The build uses the host's network so its apt step can reach Debian's packages and its download
+ * steps the registries (each download checked against a hash the Dockerfile pins).
  */
 export async function ensureSandboxImage(
   docker: Docker,
   onProgress: BuildProgress = () => {},
   dir: string = sandboxContextDir(),
+  variant: SandboxImageVariant = "toolchains",
 ): Promise<string> {
-  const tag = `${IMAGE_REPOSITORY}:${contextHash(dir)}`;
+  const tag = sandboxImageTag(dir, variant);
   try {
     await docker.getImage(tag).inspect();
     return tag;
@@ -93,6 +105,8 @@ export async function ensureSandboxImage(
   // tar-stream 3 packs are streamx streams; Readable.from gives dockerode the Node stream it expects.
   const output = await docker.buildImage(Readable.from(context), {
     t: tag,
+    // Without a target the last stage is built: the toolchains.
+    ...(variant === "minimal" ? { target: "minimal" } : {}),
     networkmode: "host",
     rm: true,
     forcerm: true,

@@ -34,6 +34,8 @@ export class EgressSession {
     private readonly user: string,
     /** Who the relay's exec starts as (container-spec.ts: MACHINERY_USER, or the sandbox user). */
     private readonly machineryUser: string,
+    /** The presets' variables for the sandbox's tools (EgressRequest.clientEnv). */
+    private readonly clientEnv: readonly string[],
   ) {}
 
   /**
@@ -56,7 +58,7 @@ export class EgressSession {
     openHostDir(dirname(socketDir), 0o700).close();
     const gateway = await SandboxGateway.start(egress, options, { socketDir, owner });
     log("gateway on %s", gateway.server.socketPath);
-    return new EgressSession(gateway, socketDir, user, machineryUser);
+    return new EgressSession(gateway, socketDir, user, machineryUser, egress.clientEnv ?? []);
   }
 
   /** The gateway, as the rest of harness sees it. */
@@ -93,12 +95,16 @@ export class EgressSession {
     return "the sandbox's network relay had stopped (a command ended it); it was started again before this command, on a new port, and the proxy variables of every command point at it";
   }
 
-  /** The proxy variables for a command: empty when no relay runs (then the command has no network). */
+  /**
+   * The proxy variables for a command, and the presets' variables for its tools: empty when no relay
+   * runs (then the command has no network).
+   */
   env(): string[] {
     if (!this.relay) return [];
     const trust = this.gateway.server.trustFiles;
     return [
       ...egressEnv(this.relay.port),
+      ...this.clientEnv,
       ...(trust === undefined
         ? []
         : trustEnv(`${EGRESS_MOUNT}/${trust.ca}`, `${EGRESS_MOUNT}/${trust.bundle}`)),

@@ -106,6 +106,38 @@ def names_missing_content(cacache, path):
     return False
 
 
+def unit_of(root, path):
+    """The directory a tool unpacked whole and later uses without checking it, when path is in one:
+    a module of Go's module cache (go/mod/PATH@VERSION/), a crate cargo unpacked
+    (cargo/registry/src/INDEX/CRATE-VERSION/) or a git checkout of cargo's
+    (cargo/git/checkouts/REPO/REV/). A file missing from one breaks a later build instead of being
+    fetched again, so such a directory goes whole or not at all."""
+    parts = os.path.relpath(path, root).split(os.sep)
+    if parts[:2] == ["go", "mod"] and len(parts) > 3 and parts[2] != "cache":
+        for depth in range(2, len(parts) - 1):
+            if "@" in parts[depth]:
+                return os.path.join(root, *parts[: depth + 1])
+    if parts[:3] in (["cargo", "registry", "src"], ["cargo", "git", "checkouts"]) and len(parts) > 5:
+        return os.path.join(root, *parts[:5])
+    return None
+
+
+def by_last_use(files):
+    """files (last use, bytes, path, its volume's root) in the order they go, the least recently used
+    first, whichever volume they are in; a unit's files all at once, as recently used as the latest
+    of them."""
+    latest = {}
+    for used, _, path, root in files:
+        unit = unit_of(root, path)
+        if unit is not None:
+            latest[unit] = max(used, latest.get(unit, used))
+    ordered = []
+    for used, size, path, root in files:
+        unit = unit_of(root, path)
+        ordered.append((used if unit is None else latest[unit], unit or "", size, path, root))
+    return sorted(ordered)
+
+
 def pip_partner(root, path):
     """pip 23.3 and later keep a cached response's body beside its headers (http-v2: NAME and
     NAME.body): one goes with the other, so pip never finds headers without their body."""
@@ -152,7 +184,7 @@ def main():
     removed = 0
     if 0 <= max_bytes < before:
         target = int(max_bytes * LOW_WATER)
-        for _, used, path, root in sorted(files):
+        for _, unit, used, path, root in by_last_use(files):
             if after <= target:
                 break
             try:
@@ -161,6 +193,16 @@ def main():
                 continue
             after -= used
             removed += 1
+            if unit:
+                # The rest of the unit goes with it, whatever the bound says.
+                for other, st in walk(unit):
+                    if not stat.S_ISDIR(st.st_mode):
+                        try:
+                            os.unlink(other)
+                        except OSError:
+                            continue
+                        after -= st.st_blocks * 512
+                        removed += 1
             partner = pip_partner(root, path)
             if partner is not None:
                 try:

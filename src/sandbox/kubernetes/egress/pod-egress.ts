@@ -47,6 +47,8 @@ export class PodEgress {
   private constructor(
     private readonly gateway: SandboxGateway,
     private readonly dir: string,
+    /** The presets' variables for the sandbox's tools (EgressRequest.clientEnv). */
+    private readonly clientEnv: readonly string[],
   ) {}
 
   /**
@@ -56,7 +58,8 @@ export class PodEgress {
   static async start(egress: EgressRequest, options: KubernetesSandboxOptions): Promise<PodEgress> {
     const dir = mkdtempSync(join(tmpdir(), "harness-k8s-egress-"));
     try {
-      return new PodEgress(await SandboxGateway.start(egress, options, { socketDir: dir }), dir);
+      const gateway = await SandboxGateway.start(egress, options, { socketDir: dir });
+      return new PodEgress(gateway, dir, egress.clientEnv ?? []);
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
       throw error;
@@ -157,11 +160,15 @@ export class PodEgress {
     this.trust = { ca: `${STATE_DIR}/${files.ca}`, bundle: `${STATE_DIR}/${files.bundle}` };
   }
 
-  /** The proxy variables for a command: none while no mux runs (then the command has no network). */
+  /**
+   * The proxy variables for a command, and the presets' variables for its tools: none while no mux
+   * runs (then the command has no network).
+   */
   env(): string[] {
     if (this.port === undefined) return [];
     return [
       ...egressEnv(this.port),
+      ...this.clientEnv,
       ...(this.trust ? trustEnv(this.trust.ca, this.trust.bundle) : []),
       ...this.gateway.server.secretEnv(),
     ];

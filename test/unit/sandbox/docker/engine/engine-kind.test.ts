@@ -50,9 +50,9 @@ describe("engine kind", () => {
     expect(JSON.stringify(containerCreateOptions(settings))).toBe(JSON.stringify(docker));
     const onPodman = containerCreateOptions(settings, podman);
     const tmpfs = onPodman.HostConfig?.Tmpfs ?? {};
-    expect(tmpfs["/home/sandbox"]).toBe("rw,nosuid,nodev,size=256m,mode=0700,U");
+    expect(tmpfs["/home/sandbox"]).toBe("rw,nosuid,nodev,exec,size=256m,mode=0700,U");
     expect(docker.HostConfig?.Tmpfs?.["/home/sandbox"]).toBe(
-      "rw,nosuid,nodev,size=256m,mode=0700,uid=1000,gid=1000",
+      "rw,nosuid,nodev,exec,size=256m,mode=0700,uid=1000,gid=1000",
     );
     expect(tmpfs["/tmp"]).toBe(docker.HostConfig?.Tmpfs?.["/tmp"]);
     expect(onPodman.HostConfig?.SecurityOpt).toEqual([

@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
+  chmodSync,
   existsSync,
   lstatSync,
   lutimesSync,
@@ -210,6 +211,32 @@ describe("cache-prune.py", () => {
     prune(mount, 600 * KIB);
     expect(existsSync(join(root, "npm", "_cacache", "index-v5", "aa", "aabucket"))).toBe(false);
     expect(existsSync(join(dir, hex.slice(4)))).toBe(true);
+  });
+
+  it("removes a Go module or an unpacked crate whole or not at all, as recent as its latest use", () => {
+    const { mount, root } = cache();
+    // Go makes its module cache read-only: the keeper (root with DAC_OVERRIDE) removes it anyway.
+    const module = join(root, "go", "mod", "example.com", "lib@v1.0.0");
+    const crate = join(root, "cargo", "registry", "src", "index.crates.io-1", "itoa-1.0.0");
+    for (const dir of [module, join(crate, "src")]) mkdirSync(dir, { recursive: true });
+    file(join(module, "LICENSE"), 200, 2018);
+    file(join(module, "lib.go"), 200, 2024);
+    file(join(crate, "Cargo.toml"), 200, 2017);
+    file(join(crate, "src", "lib.rs"), 200, 2020);
+    mkdirSync(join(root, "pip", "http"), { recursive: true });
+    file(join(root, "pip", "http", "loose"), 200, 2022);
+    chmodSync(module, 0o555);
+    // 1,000 KiB over a bound of 900 KiB: down to 720 KiB. By single files the module's LICENSE
+    // (2018) would go first; as units, the crate (latest use 2020) goes whole, and nothing else.
+    const one = prune(mount, 900 * KIB);
+    expect(one.removed).toBe(2);
+    expect(existsSync(crate)).toBe(false);
+    expect(readdirSync(module).sort()).toEqual(["LICENSE", "lib.go"]);
+    expect(readdirSync(join(root, "pip", "http"))).toEqual(["loose"]);
+    // Tighter: the loose file (2022), then the module (2024) as a whole.
+    const two = prune(mount, 300 * KIB);
+    expect(two.removed).toBe(3);
+    expect(existsSync(module)).toBe(false);
   });
 
   it("-1 only measures: nothing removed, the root's owner and mode unchanged", () => {

@@ -20,7 +20,7 @@ describe("the package cache in the container's settings", () => {
     expect(packageCacheVolumeName(1001, "/home/me/a")).not.toBe(a);
   });
 
-  it("mounts the workspace's volume read-write outside the workspace and the home, npm and pip pointed into it", () => {
+  it("mounts the workspace's volume read-write outside the workspace and the home, the toolchains pointed into it", () => {
     const volume = packageCacheVolumeName(1000, "/w");
     for (const isolation of ["bind", "copy"] as const) {
       const create = containerCreateOptions(
@@ -39,9 +39,13 @@ describe("the package cache in the container's settings", () => {
           `PIP_CACHE_DIR=${PACKAGE_CACHE_DIR}/pip`,
           // npm's logs stay in the container's own home, out of the shared cache.
           "npm_config_logs_dir=/home/sandbox/.npm/_logs",
+          `GOMODCACHE=${PACKAGE_CACHE_DIR}/go/mod`,
+          `GOCACHE=${PACKAGE_CACHE_DIR}/go/build`,
+          `CARGO_HOME=${PACKAGE_CACHE_DIR}/cargo`,
+          `MAVEN_OPTS=-Dmaven.repo.local=${PACKAGE_CACHE_DIR}/maven`,
         ]),
       );
-      // Only npm's and pip's caches are shared, not every tool's.
+      // Only the toolchains' package and build caches are shared, not every tool's.
       expect(create.Env?.some((e) => e.startsWith("XDG_CACHE_HOME="))).toBe(false);
       // The rest of the hardening is the same as without a cache.
       expect(create.HostConfig).toMatchObject({

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageCacheVolumeName } from "../../src/sandbox/docker/package-cache/package-cache-volume.js";
+import { removePackageCacheVolumes } from "../../src/sandbox/docker/package-cache/package-cache-volume.js";
 import { type DocExample, docExamples } from "../support/doc-examples.js";
 import { skipDocker } from "../support/docker-available.js";
 import { PIP_FIXTURE_PROJECT } from "../support/egress/pip-index-stub.js";
@@ -294,10 +294,7 @@ describe("the docs' examples", () => {
       for (const workspace of workspaces) await removeWorkspaceContainers(workspace);
       await registries?.[Symbol.asyncDispose]();
       rmSync(scratch, { recursive: true, force: true });
-      await new Docker()
-        .getVolume(packageCacheVolumeName(UID))
-        .remove()
-        .catch(() => {});
+      await removePackageCacheVolumes(new Docker(), { uid: UID }).catch(() => {});
     });
     const ctx = (): Context => ({
       registries,

@@ -20,7 +20,6 @@ import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureSandboxImage } from "../../src/sandbox/docker/container/image.js";
 import { skipDocker } from "../support/docker-available.js";
-import { ensureNetToolsImage } from "../support/egress/net-tools-image.js";
 import {
   NPM_FIXTURE_EXPORT,
   NPM_FIXTURE_PACKAGE,
@@ -87,7 +86,7 @@ describe.skipIf(skipDocker)("adversarial: the package cache between workspaces",
   let pip: PipIndexStub;
 
   beforeAll(async () => {
-    image = await ensureNetToolsImage(docker, await ensureSandboxImage(docker));
+    image = await ensureSandboxImage(docker);
     [npm, pip] = await Promise.all([
       startNpmRegistryStub(REGISTRY_IP, { address: REGISTRY_IP }),
       startPipIndexStub(REGISTRY_IP, { address: REGISTRY_IP }),

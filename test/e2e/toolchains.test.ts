@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packageCacheVolumeName } from "../../src/sandbox/docker/package-cache/package-cache-volume.js";
+import { removePackageCacheVolumes } from "../../src/sandbox/docker/package-cache/package-cache-volume.js";
 import { skipDocker } from "../support/docker-available.js";
 import { runCli } from "../support/run-cli.js";
 import { chownTree, writeProject } from "../support/toolchain-projects.js";
@@ -63,10 +63,7 @@ describe.skipIf(skipDocker)(
     afterAll(async () => {
       await registries?.[Symbol.asyncDispose]();
       rmSync(scratch, { recursive: true, force: true });
-      await docker
-        .getVolume(packageCacheVolumeName(UID))
-        .remove()
-        .catch(() => {});
+      await removePackageCacheVolumes(docker, { uid: UID }).catch(() => {});
     });
 
     const ecosystem = (name: string): Ecosystem => {

@@ -269,7 +269,7 @@ export class EgressGateway implements EgressMonitor {
     const secrets = this.#secrets;
     return {
       admit: (host, port, method, headBytes) => this.#admit(host, port, method, headBytes),
-      reach: (connection, entry) => this.#reach(connection, entry),
+      reach: (connection) => this.#reach(connection),
       malformed: (host, method, reason) =>
         this.#ledger.refused(this.#currentCall(), { host, port: 0, method }, 400, reason),
       secrets,
@@ -324,7 +324,7 @@ export class EgressGateway implements EgressMonitor {
       },
     );
     this.#live.add(connection);
-    return { ok: true, connection, entry: decision.entry };
+    return { ok: true, connection };
   }
 
   /**
@@ -352,10 +352,10 @@ export class EgressGateway implements EgressMonitor {
     return { ok: true, lookedUp: syntax.name };
   }
 
-  async #reach(connection: EgressConnection, entry: AllowEntry): Promise<Reach> {
+  async #reach(connection: EgressConnection): Promise<Reach> {
     // An admitted host passed the allowlist's syntax check, so `shown` left it as the client sent it.
     const { host, port, tag } = connection.start;
-    const destination = await resolveDestination(host, entry, {
+    const destination = await resolveDestination(host, {
       allowPrivate: this.allowPrivate,
       lookup: this.#lookup,
     });

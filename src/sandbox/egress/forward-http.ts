@@ -105,14 +105,14 @@ export async function forward(
     answer(req, res, admission.status, answerBody(host, target.port, admission.reason));
     return;
   }
-  const { connection, entry } = admission;
+  const { connection } = admission;
   connection.carried(carried);
   connection.onAbort(() => res.destroy());
   res.once("close", () => {
     if (!res.writableFinished) connection.abort("the client closed before the response was complete");
   });
 
-  const reached = await core.reach(connection, entry);
+  const reached = await core.reach(connection);
   if (!reached.ok) {
     if (!connection.ended) {
       answer(req, res, reached.status, answerBody(host, target.port, reached.reason));

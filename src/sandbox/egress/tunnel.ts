@@ -35,7 +35,7 @@ export async function handleConnect(
     answerRaw(client, admission.status, answerBody(host, target.port, admission.reason));
     return;
   }
-  const { connection, entry } = admission;
+  const { connection } = admission;
   if (!connection.charge(headBytes)) return;
   if (core.terminates(target.host, target.port)) {
     // TLS ends here: this record is the CONNECT's; each request inside gets its own.
@@ -51,7 +51,7 @@ export async function handleConnect(
   const gone = () => connection.abort("the client closed before the tunnel was open");
   client.once("close", gone);
 
-  const reached = await core.reach(connection, entry);
+  const reached = await core.reach(connection);
   if (!reached.ok) {
     if (!connection.ended) {
       client.off("close", gone);

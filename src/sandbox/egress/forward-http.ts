@@ -45,6 +45,11 @@ export interface ForwardTarget {
   port: number;
   /** Path and query, as sent on the request line. */
   path: string;
+  /**
+   * Path and query as the client wrote them, when `path` is a parser's reading of them (a plain-HTTP
+   * absolute URL): a host with request rules is judged on, and sent, exactly this.
+   */
+  written?: string;
   hostHeader: string;
   /** Speak TLS to the origin (a terminated CONNECT). */
   tls: boolean;
@@ -63,7 +68,7 @@ export async function forward(
   const method = req.method ?? "GET";
   const host = shown(target.host);
   let headers = endToEndHeaders(req.rawHeaders, ["host"]);
-  let path = target.path;
+  let path = core.rules?.governs(target.host, target.port) ? (target.written ?? target.path) : target.path;
   let carried: string[] = [];
   let bodyStreams: Transform[] = [];
   let chunked = req.headers["transfer-encoding"] !== undefined;

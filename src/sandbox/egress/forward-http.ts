@@ -21,7 +21,8 @@ import { parseAbsoluteUrl } from "./http/request-target.js";
 import { answerBody, headerLinesBytes } from "./http/responses.js";
 import { hostSyntax, shown } from "./policy/host-syntax.js";
 import { maskedResponse } from "./secrets/masked-response.js";
-import { PlaceholderLeak, type SecretBook } from "./secrets/secret-book.js";
+import { outgoingRequest } from "./secrets/outgoing-request.js";
+import { type SecretBook, SecretLeak } from "./secrets/secret-book.js";
 
 export async function handleRequest(
   core: GatewayCore,
@@ -72,30 +73,31 @@ export async function forward(
   let carried: string[] = [];
   let bodyStreams: Transform[] = [];
   let chunked = req.headers["transfer-encoding"] !== undefined;
+  const refuse = (status: 400 | 403, reason: string, secret?: string): void => {
+    if (status === 400) core.malformed(host, method, reason);
+    else core.refuseContent(host, target.port, method, reason, secret);
+    answer(req, res, status, answerBody(host, target.port, reason));
+  };
+  // Node took the chunked framing off; another transfer coding would reach the origin unannounced.
+  if (chunked && !/^\s*chunked\s*$/i.test(req.headers["transfer-encoding"] ?? "")) {
+    refuse(400, "a request body with a Transfer-Encoding other than chunked");
+    return;
+  }
   const ruled = core.rules?.check(target.host, target.port, method, path);
   if (ruled !== undefined && !ruled.ok) {
-    core.refuseContent(host, target.port, method, ruled.reason);
-    answer(req, res, 403, answerBody(host, target.port, ruled.reason));
+    refuse(403, ruled.reason);
     return;
   }
   const secrets = core.secrets;
   if (secrets !== undefined) {
-    const decision = secrets.decideHead(target.host, target.port, path, headers);
-    if (!decision.ok) {
-      core.refuseContent(host, target.port, method, decision.reason, decision.secret);
-      answer(req, res, 403, answerBody(host, target.port, decision.reason));
+    const hasBody = chunked || (req.headers["content-length"] ?? "0") !== "0";
+    const outgoing = outgoingRequest(secrets, target.host, target.port, path, headers, hasBody);
+    if (!outgoing.ok) {
+      refuse(403, outgoing.reason, outgoing.secret);
       return;
     }
-    ({ target: path, rawHeaders: headers, used: carried } = decision);
-    const body = secrets.requestBody(target.host, target.port);
-    if (body !== undefined) {
-      bodyStreams = body.streams;
-      // A swapped value changes the body's length: send it chunked rather than with a wrong length.
-      if (body.swaps && (req.headers["content-length"] ?? "0") !== "0") {
-        headers = endToEndHeaders(headers, ["content-length"]);
-        chunked = true;
-      }
-    }
+    ({ path, rawHeaders: headers, carried, body: bodyStreams } = outgoing);
+    chunked ||= outgoing.rechunk;
   }
   // The request body reaches us de-chunked; say how the origin should frame it, since the client's
   // Transfer-Encoding was a hop-by-hop header.
@@ -148,7 +150,7 @@ export async function forward(
   // Also after the request body is through (the pipeline below is done by then).
   outgoing.on("error", (error) => failed(connection, req, res, error));
   const done = (error: Error | null | undefined) => {
-    if (error instanceof PlaceholderLeak) leaked(connection, req, res, outgoing, error);
+    if (error instanceof SecretLeak) leaked(connection, req, res, outgoing, error);
     else if (error) failed(connection, req, res, error);
   };
   if (bodyStreams.length === 0) pipeline(req, outgoing, done);
@@ -168,13 +170,13 @@ function originTls(core: GatewayCore, host: string, wire: Duplex): Socket {
   });
 }
 
-/** A request body that carried a placeholder to the wrong host: cut off, recorded as refused, told. */
+/** A request body that carried a value or placeholder to the wrong host: cut off, recorded as refused, told. */
 function leaked(
   connection: EgressConnection,
   req: IncomingMessage,
   res: ServerResponse,
   outgoing: ClientRequest,
-  error: PlaceholderLeak,
+  error: SecretLeak,
 ): void {
   if (connection.ended) return;
   outgoing.destroy();
@@ -200,14 +202,14 @@ function relayResponse(
   let statusMessage = incoming.statusMessage;
   const body: Transform[] = [];
   if (mask?.book !== undefined) {
-    const unmasked = maskedResponse(mask.book, mask.masked, headers, method, status);
+    const unmasked = maskedResponse(mask.book, mask.masked, headers, incoming.rawHeaders, method, status);
     if (!unmasked.ok) {
       connection.abort(unmasked.reason);
       return;
     }
     headers = unmasked.headers;
     body.push(...unmasked.body);
-    statusMessage = mask.book.maskText(statusMessage ?? "");
+    statusMessage = mask.book.maskText(statusMessage ?? "", mask.masked);
   }
   try {
     res.writeHead(status, statusMessage, headers);

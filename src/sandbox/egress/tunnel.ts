@@ -28,6 +28,13 @@ export async function handleConnect(
     return;
   }
   const host = shown(target.host);
+  // The name is looked up and sent on (SNI): it must not carry a secret's value or placeholder.
+  const named = core.secrets?.decideName(target.host, target.port);
+  if (named !== undefined && !named.ok) {
+    core.refuseContent(host, target.port, "CONNECT", named.reason, named.secret);
+    answerRaw(client, 403, answerBody(host, target.port, named.reason));
+    return;
+  }
   // The CONNECT head and the answer to it cross the gateway too: the budget pays for them up front.
   const headBytes = requestHeadBytes(request) + ESTABLISHED.length;
   const admission = core.admit(target.host, target.port, "CONNECT", headBytes);

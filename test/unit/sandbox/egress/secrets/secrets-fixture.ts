@@ -103,7 +103,7 @@ export function exchange(request: Outgoing, createConnection: () => Socket): Pro
     });
     req.on("error", (e) => done(e.message));
     const pieces =
-      request.body === undefined ? [] : Array.isArray(request.body) ? request.body : [request.body];
+      request.body === undefined ? [] : Array.isArray(request.body) ? [...request.body] : [request.body];
     const next = (): void => {
       const piece = pieces.shift();
       if (piece === undefined) {

@@ -78,7 +78,7 @@ describe.skipIf(skipDocker)("--secret through the CLI", () => {
     expect(result.code, result.stderr).toBe(0);
     expect(seen.at(-1)?.["x-team"]).toBe(VALUE);
     expect(result.stdout).toMatch(
-      /^origin saw harness-secret-API_TOKEN-[0-9a-f]{32}\ninside: harness-secret-API_TOKEN-/,
+      /^origin saw harness-secret-API_TOKEN-[0-9a-f]{32,34}\ninside: harness-secret-API_TOKEN-/,
     );
     expect(result.stdout + result.stderr).not.toContain(VALUE);
   });

@@ -183,6 +183,13 @@ export class SecretBook {
     return maskedText(this.#masker(used), text, (chain) => this.#placeholders(chain));
   }
 
+  /** Any text with every secret's value, in any form, put back to its placeholder. */
+  redact(text: string): string {
+    return maskedText(this.#masker(this.#secrets.map((s) => s.name)), text, (chain) =>
+      this.#placeholders(chain),
+    );
+  }
+
   /** A stream that puts the values of `used` back to their placeholders in a response body, in any form. */
   maskBody(used: readonly string[]): Transform {
     return maskingStream(this.#masker(used), (chain) => this.#placeholders(chain));

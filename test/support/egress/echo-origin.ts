@@ -225,8 +225,11 @@ export interface EchoOrigin {
   close(): Promise<void>;
 }
 
-/** Starts the echo origin on 127.0.0.1 (TLS when `tls` is given). HEAD answers the echo in a header. */
-export async function startEchoOrigin(tls?: { cert: string; key: string }): Promise<EchoOrigin> {
+/** Starts the echo origin on `address` (TLS when `tls` is given). HEAD answers the echo in a header. */
+export async function startEchoOrigin(
+  tls?: { cert: string; key: string },
+  address = "127.0.0.1",
+): Promise<EchoOrigin> {
   const seen: EchoSeen[] = [];
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const chunks: Buffer[] = [];
@@ -253,7 +256,7 @@ export async function startEchoOrigin(tls?: { cert: string; key: string }): Prom
       `HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: upgrade\r\n\r\n${req.headers.authorization ?? ""}`,
     );
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, address, resolve));
   return {
     port: (server.address() as AddressInfo).port,
     seen,

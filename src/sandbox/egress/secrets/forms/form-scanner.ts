@@ -43,6 +43,11 @@ export class FormScanner<Tag> {
   readonly #first: ReadonlyArray<readonly ValueForm<Tag>[]>;
   /** Bytes that start a form or an escape: the only positions tried. */
   readonly #interesting: Uint8Array;
+  /**
+   * Byte pairs (`first << 8 | second`) that may begin some form: the first byte starts a form or an
+   * escape, the second may follow it. Nearly every position fails this one lookup.
+   */
+  readonly #pairs: Uint8Array;
 
   constructor(forms: readonly ValueForm<Tag>[]) {
     this.#forms = forms;
@@ -62,6 +67,17 @@ export class FormScanner<Tag> {
 
     this.#first = first;
     this.#interesting = interesting;
+    const pairs = new Uint8Array(65536);
+    for (let b0 = 0; b0 < 256; b0 += 1) {
+      if (ESCAPE_START[b0]) {
+        pairs.fill(1, b0 << 8, (b0 + 1) << 8);
+        continue;
+      }
+      for (const form of first[b0] ?? []) {
+        for (let b1 = 0; b1 < 256; b1 += 1) if (form.follows[b1]) pairs[(b0 << 8) | b1] = 1;
+      }
+    }
+    this.#pairs = pairs;
   }
 
   get empty(): boolean {
@@ -72,15 +88,18 @@ export class FormScanner<Tag> {
   scan(buffer: Uint8Array, final: boolean): ScanResult<Tag> {
     const matches: FormMatch<Tag>[] = [];
     const interesting = this.#interesting;
+    const pairs = this.#pairs;
     const first = this.#first;
     const length = buffer.length;
+    const lastPair = length - 1;
     let at = 0;
     outer: while (at < length) {
-      const byte = buffer[at] as number;
-      if (interesting[byte] === 0) {
+      // The tight part: skip every position no form can begin at.
+      while (at < lastPair && pairs[((buffer[at] as number) << 8) | (buffer[at + 1] as number)] === 0)
         at += 1;
-        continue;
-      }
+      if (at >= length) break;
+      const byte = buffer[at] as number;
+      if (at === lastPair && interesting[byte] === 0) break;
       const candidates = ESCAPE_START[byte]
         ? this.#candidates(buffer, at, final)
         : (first[byte] as ValueForm<Tag>[]);

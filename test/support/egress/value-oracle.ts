@@ -33,26 +33,26 @@ const DECOMPRESSORS: Array<[string, (b: Buffer) => Buffer]> = [
   ["brotli", brotliDecompressSync],
 ];
 
-function unescapedViews(view: Buffer): Array<[string, Buffer]> {
-  const text = view.toString("latin1");
-  const utf8 = (s: string): Buffer => Buffer.from(s, "utf8");
-  const views: Array<[string, Buffer]> = [
-    ["as-is", view],
-    [
-      "percent",
+/** Each undoes one kind of escaping in a latin1 text, giving bytes (UTF-8 where it names code points). */
+const UNDO: Array<[string, (text: string) => Buffer]> = [
+  [
+    "percent",
+    (text) =>
       Buffer.from(
         text.replace(/%([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16))),
         "latin1",
       ),
-    ],
-    [
-      "percent-u",
+  ],
+  [
+    "percent-u",
+    (text) =>
       utf8(
         text.replace(/%u([0-9a-fA-F]{4})/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16))),
       ),
-    ],
-    [
-      "json",
+  ],
+  [
+    "json",
+    (text) =>
       utf8(
         text.replace(
           /\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[0-7]{3}|[\\/"'bfnrt])/g,
@@ -66,26 +66,48 @@ function unescapedViews(view: Buffer): Array<[string, Buffer]> {
           },
         ),
       ),
-    ],
-    [
-      "html",
+  ],
+  [
+    "html",
+    (text) =>
       utf8(
         text
           .replace(/&#[xX]([0-9a-fA-F]+);?/g, (_, h: string) => String.fromCodePoint(Number.parseInt(h, 16)))
           .replace(/&#([0-9]+);?/g, (_, d: string) => String.fromCodePoint(Number.parseInt(d, 10)))
           .replace(/&([A-Za-z]+);/g, (all, name: string) => HTML_NAMES[name] ?? all),
       ),
-    ],
-    [
-      "quoted-printable",
+  ],
+  [
+    "quoted-printable",
+    (text) =>
       Buffer.from(
         text
           .replace(/=\r?\n/g, "")
           .replace(/=([0-9a-fA-F]{2})/g, (_, h: string) => String.fromCharCode(Number.parseInt(h, 16))),
         "latin1",
       ),
-    ],
-  ];
+  ],
+];
+
+/** A string's code points as UTF-8 bytes, except that code points below 256 stay one byte each. */
+function utf8(text: string): Buffer {
+  return Buffer.from(
+    [...text]
+      .map((c) => ((c.codePointAt(0) ?? 0) < 256 ? c : Buffer.from(c, "utf8").toString("latin1")))
+      .join(""),
+    "latin1",
+  );
+}
+
+/** The view as is, undone of each kind of escaping, and undone of all of them in turn (a mix). */
+function unescapedViews(view: Buffer): Array<[string, Buffer]> {
+  const views: Array<[string, Buffer]> = [["as-is", view]];
+  let all = view;
+  for (const [name, undo] of UNDO) {
+    views.push([name, undo(view.toString("latin1"))]);
+    all = undo(all.toString("latin1"));
+  }
+  views.push(["all escapes", all]);
   return views;
 }
 

@@ -55,6 +55,25 @@ const CARRIERS: Array<[string, string]> = [
   ["HTML hex, no semicolons", [...VALUE].map((c) => `&#x${c.charCodeAt(0).toString(16)}`).join("")],
   ["HTML named", VALUE.replaceAll("/", "&sol;").replaceAll("+", "&plus;").replaceAll(".", "&period;")],
   [
+    "every escape mixed",
+    [...VALUE]
+      .map((c, i) => {
+        const code = c.charCodeAt(0);
+        const hex = code.toString(16).padStart(2, "0");
+        const spellings = [
+          c,
+          `%${hex}`,
+          `\\u00${hex}`,
+          `&#${code};`,
+          `=${hex.toUpperCase()}`,
+          `\\x${hex}`,
+          `%u00${hex}`,
+        ];
+        return spellings[i % spellings.length];
+      })
+      .join(""),
+  ],
+  [
     "quoted-printable",
     `${pct(VALUE).replaceAll("%", "=").toUpperCase().slice(0, 30)}=\r\n${pct(VALUE).replaceAll("%", "=").toUpperCase().slice(30)}`,
   ],

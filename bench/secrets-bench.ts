@@ -4,8 +4,10 @@
  * host gets. On loopback, from the host: each request is a fresh CONNECT, a TLS handshake with the
  * gateway (terminated: the run CA's leaf) or with the origin (blind), and one GET; when terminated,
  * the gateway also makes its own TLS connection to the origin and swaps the placeholder.
+ * Then the body: a download of BENCH_SECRETS_MB megabytes of JSON-like text through each path, since
+ * a secret's host has its responses scanned for every form of the value.
  * A report, not a test: no assertions on timings, only that every request got the origin's answer.
- *   npm run bench:secrets   (env: BENCH_SECRETS_REQUESTS=100)
+ *   npm run bench:secrets   (env: BENCH_SECRETS_REQUESTS=100, BENCH_SECRETS_MB=32)
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:https";
@@ -19,15 +21,40 @@ import { SecretValue } from "../src/sandbox/egress/secrets/secret-grant.js";
 import { envInt, formatTable, ms, ratio, type Summary, summarize } from "./stats.js";
 
 const REQUESTS = envInt("BENCH_SECRETS_REQUESTS", 100);
+const MEGABYTES = envInt("BENCH_SECRETS_MB", 32);
 const BLIND = "blind.example.org";
 const SECRET = "secret.example.org";
 const VALUE = "bench-real-token";
 
 const originCa = new RunCertificateAuthority();
 let seenValue = 0;
+/** A megabyte of text shaped like an API's JSON: letters, digits, quotes, escapes, base64-ish runs. */
+const MEGABYTE = Buffer.from(
+  Array.from(
+    { length: 16_384 },
+    (_, i) => `{"id":${i},"name":"item-${i}","blob":"QmVuY2ggZGF0YQ==\\u00e9","ok":true},\n`,
+  )
+    .join("")
+    .slice(0, 1024 * 1024),
+);
 const server = createServer({ SNICallback: (name, done) => done(null, contextFor(name)) }, (req, res) => {
   if (req.headers.authorization === `Bearer ${VALUE}`) seenValue += 1;
-  res.end("ok");
+  if (req.url !== "/big") {
+    res.end("ok");
+    return;
+  }
+  let sent = 0;
+  const more = (): void => {
+    while (sent < MEGABYTES) {
+      sent += 1;
+      if (!res.write(MEGABYTE)) {
+        res.once("drain", more);
+        return;
+      }
+    }
+    res.end();
+  };
+  more();
 });
 const contexts = new Map<string, SecureContext>();
 function contextFor(name: string): SecureContext {
@@ -82,6 +109,40 @@ async function once(host: string, ca: string): Promise<number> {
   return performance.now() - start;
 }
 
+/** One download of MEGABYTES through the gateway; resolves with the milliseconds it took. */
+async function download(host: string, ca: string): Promise<number> {
+  const start = performance.now();
+  const raw = connect(gateway.socketPath);
+  await new Promise((resolve, reject) => raw.once("connect", resolve).once("error", reject));
+  raw.write(`CONNECT ${host}:${port} HTTP/1.1\r\nHost: ${host}:${port}\r\n\r\n`);
+  await new Promise((resolve) => raw.once("data", resolve));
+  const secure = tlsConnect({ socket: raw, servername: host, ca });
+  await new Promise((resolve, reject) => secure.once("secureConnect", resolve).once("error", reject));
+  secure.write(`GET /big HTTP/1.1\r\nHost: ${host}:${port}\r\nConnection: close\r\n\r\n`);
+  let bytes = 0;
+  secure.on("data", (chunk: Buffer) => {
+    bytes += chunk.length;
+  });
+  await new Promise((resolve) => secure.once("close", resolve));
+  if (bytes < MEGABYTES * MEGABYTE.length) throw new Error(`short download: ${bytes} bytes`);
+  return performance.now() - start;
+}
+
+/**
+ * MB/s of wall time (median of 3), and CPU milliseconds per MB for this whole process (client,
+ * gateway and origin alike): the second holds up better on a machine busy with other work.
+ */
+async function throughput(host: string, ca: string): Promise<{ rate: number; cpuPerMb: number }> {
+  const times: number[] = [];
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < 3; i += 1) times.push(await download(host, ca));
+  const used = process.cpuUsage(cpu);
+  return {
+    rate: (MEGABYTES * 1000) / summarize(times).medianMs,
+    cpuPerMb: (used.user + used.system) / 1000 / (3 * MEGABYTES),
+  };
+}
+
 async function series(host: string, ca: string): Promise<Summary> {
   for (let i = 0; i < 5; i += 1) await once(host, ca);
   const samples: number[] = [];
@@ -113,6 +174,13 @@ try {
     ),
   );
   process.stdout.write(`\nadded per request (median): ${ms(terminated.medianMs - blind.medianMs)}\n`);
+  const blindRate = await throughput(BLIND, originCa.certPem);
+  const maskedRate = await throughput(SECRET, runCa);
+  process.stdout.write(
+    `\n${MEGABYTES} MB download (median of 3): blind ${blindRate.rate.toFixed(0)} MB/s ` +
+      `(${blindRate.cpuPerMb.toFixed(1)} CPU ms/MB), secret's host (masked) ${maskedRate.rate.toFixed(0)} MB/s ` +
+      `(${maskedRate.cpuPerMb.toFixed(1)} CPU ms/MB)\n`,
+  );
 } finally {
   await gateway.close();
   server.close();

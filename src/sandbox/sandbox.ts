@@ -160,7 +160,7 @@ export interface EgressRecord {
   lookedUp?: string | undefined;
   /**
    * `--secret` names whose value the gateway put into this request (never the values), or, on a
-   * refusal for a placeholder sent to the wrong host, the secret it belonged to.
+   * refusal for a value or placeholder sent to the wrong host, the secret it belonged to.
    */
   secrets?: string[] | undefined;
   /** Bytes on the wire to the origin (request lines, headers, bodies, framing), and back. */

@@ -15,6 +15,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunCertificateAuthority } from "../../src/sandbox/egress/secrets/run-ca.js";
 import { skipDocker } from "../support/docker-available.js";
+import { type EchoOrigin, startEchoOrigin } from "../support/egress/echo-origin.js";
+import { recoverValue } from "../support/egress/value-oracle.js";
 import { useFakeApi } from "../support/fake-api-fixture.js";
 import { textReply, toolUseReply } from "../support/fake-messages-api.js";
 import { runCli } from "../support/run-cli.js";
@@ -78,7 +80,7 @@ describe.skipIf(skipDocker)("--secret through the CLI", () => {
     expect(result.code, result.stderr).toBe(0);
     expect(seen.at(-1)?.["x-team"]).toBe(VALUE);
     expect(result.stdout).toMatch(
-      /^origin saw harness-secret-API_TOKEN-[0-9a-f]{32}\ninside: harness-secret-API_TOKEN-/,
+      /^origin saw harness-secret-API_TOKEN-[0-9a-f]{32,34}\ninside: harness-secret-API_TOKEN-/,
     );
     expect(result.stdout + result.stderr).not.toContain(VALUE);
   });
@@ -144,6 +146,54 @@ describe.skipIf(skipDocker)("--secret through the CLI", () => {
       const again = await runCli(["replay", transcript, ...secret, "--output-format", "json"], { env });
       expect(again.code, again.stderr + again.stdout).toBe(0);
       expect(again.stdout + again.stderr).not.toContain(VALUE);
+    });
+
+    it("finding 8: an origin echoing Basic credentials gives the model, the transcript and stream-json the placeholder only", async () => {
+      using ws = makeWorkspace();
+      await using _container = removesContainerOf(ws.path);
+      const leaf = ca.leafFor(IP);
+      const echo: EchoOrigin = await startEchoOrigin({ cert: leaf.certPem, key: leaf.keyPem }, IP);
+      try {
+        // The credentials git builds from https://x-access-token:$API_TOKEN@host/, echoed back three ways.
+        const command = `python3 -c "import base64, os, urllib.request as u
+b = base64.b64encode(('x-access-token:' + os.environ['API_TOKEN']).encode()).decode()
+for form in ['raw', 'b64', 'json-u']:
+    print(form, u.urlopen(u.Request('https://${IP}:${echo.port}/form/' + form, headers={'Authorization': 'Basic ' + b}), timeout=20).read().decode())"`;
+        fake.api.enqueue(toolUseReply("bash", { command }, "", "toolu_echo"), textReply("Echoed."));
+        const transcript = join(ws.path, "..", `${ws.path.split("/").pop()}-echo.jsonl`);
+        const run = await runCli(
+          [
+            "run",
+            "--workspace",
+            ws.path,
+            "--allow-private",
+            "--secret",
+            `API_TOKEN@${IP}:${echo.port}`,
+            "--output-format",
+            "stream-json",
+            "--transcript",
+            transcript,
+            "echo the credentials",
+          ],
+          { env: { ...fake.env, ...env } },
+        );
+        expect(run.code, run.stderr).toBe(0);
+        const basic = Buffer.from(`x-access-token:${VALUE}`).toString("base64");
+        expect(echo.seen.map((s) => s.headers.join(" ")).every((h) => h.includes(basic))).toBe(true);
+        const recorded = readFileSync(transcript, "utf8");
+        const toModel = JSON.stringify(fake.api.requests);
+        expect(toModel).toContain("raw Basic ");
+        for (const [what, text] of [
+          ["stream-json", run.stdout],
+          ["stderr", run.stderr],
+          ["transcript", recorded],
+          ["the model's requests", toModel],
+        ]) {
+          expect(recoverValue(text ?? "", VALUE), what).toBe(undefined);
+        }
+      } finally {
+        await echo.close();
+      }
     });
   });
 });

@@ -206,7 +206,7 @@ describe.skipIf(skipDocker)("secrets that never enter the sandbox", { timeout: 3
     );
     expect(curl, curl.stderr).toMatchObject({ exitCode: 0 });
     expect(api.seen.at(-1)?.headers.authorization).toBe(`Bearer ${API_VALUE}`);
-    expect(curl.stdout).toMatch(/^saw Bearer harness-secret-API_TOKEN-[0-9a-f]{32} \/v1\/curl\n$/);
+    expect(curl.stdout).toMatch(/^saw Bearer harness-secret-API_TOKEN-[0-9a-f]{32,34} \/v1\/curl\n$/);
 
     const python = await run(`python3 -c '
 import os, urllib.request

@@ -14,6 +14,8 @@ import {
   type KubernetesSandboxOptions,
 } from "../../src/sandbox/kubernetes/kubernetes-sandbox.js";
 import type { EgressRecord, Sandbox } from "../../src/sandbox/sandbox.js";
+import { startEchoOrigin } from "../support/egress/echo-origin.js";
+import { recoverValue } from "../support/egress/value-oracle.js";
 import { skipKubernetes, TEST_NAMESPACE, testKubeconfig } from "../support/kubernetes-available.js";
 import { makeWorkspace } from "../support/workspace.js";
 import { eventually, loopbackLookup, ORIGIN, type Origin, pythonGet, useOrigins } from "./egress-fixture.js";
@@ -186,6 +188,54 @@ env | grep -c '${API_VALUE}' || true`;
       } finally {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+    });
+
+    it("finding 8: an origin echoing Basic credentials hands the pod the placeholder, in no form the value", async () => {
+      const testCa = new RunCertificateAuthority();
+      const leaf = testCa.leafFor(API);
+      const echo = await startEchoOrigin({ cert: leaf.certPem, key: leaf.keyPem });
+      try {
+        using ws = makeWorkspace();
+        await using sandbox = await KubernetesSandbox.open({
+          workspace: ws.path,
+          kubeconfig: testKubeconfig,
+          namespace: TEST_NAMESPACE,
+          egress: {
+            allowHosts: [],
+            allowPrivate: true,
+            secrets: [
+              {
+                name: "API_TOKEN",
+                host: `${API}:${echo.port}`,
+                inBody: false,
+                value: new SecretValue("API_TOKEN", API_VALUE),
+              },
+            ],
+          },
+          egressLookup: loopbackLookup,
+          egressUpstreamCa: [testCa.certPem],
+        });
+        // git's own spelling of URL credentials, echoed raw, base64-encoded, and under a gzip transfer coding.
+        const script = `python3 - <<'PY'
+import base64, os, urllib.request
+auth = "Basic " + base64.b64encode(("x-access-token:" + os.environ["API_TOKEN"]).encode()).decode()
+for form in ["raw", "b64", "b64-lead1", "hex", "json-u", "te-gzip", "ce-gzip"]:
+    req = urllib.request.Request("https://${API}:${echo.port}/form/" + form, headers={"Authorization": auth})
+    try:
+        print(form, urllib.request.urlopen(req, timeout=30).read().decode("latin1"))
+    except Exception as e:
+        print(form, "ERROR", e)
+PY`;
+        const result = await sandbox.exec(script);
+        expect(result.stdout).toContain("raw Basic ");
+        const sent = echo.seen.map((s) => s.headers.join("\n"));
+        expect(
+          sent.every((h) => h.includes(Buffer.from(`x-access-token:${API_VALUE}`).toString("base64"))),
+        ).toBe(true);
+        expect(recoverValue(`${result.stdout}\n${result.stderr}`, API_VALUE), result.stdout).toBe(undefined);
+      } finally {
+        await echo.close();
       }
     });
   },

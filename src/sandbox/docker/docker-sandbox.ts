@@ -253,8 +253,7 @@ export class DockerSandbox implements Sandbox {
           `the sandbox's network relay could not be started again (${relayError}): this command had no network`,
         );
       }
-      // A copy: a refusal decided after the command ended (a slow lookup) must not change a returned result.
-      return tag ? { ...result, egressDenied: [...tag.denied] } : result;
+      return tag && egress ? egress.callResult(result, tag) : result;
     } finally {
       egress?.endCall();
     }

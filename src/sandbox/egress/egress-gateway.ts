@@ -131,9 +131,10 @@ export class EgressGateway implements EgressMonitor {
     this.allowPrivate = options.allowPrivate;
     this.limitBytes = options.limitBytes;
     this.wildcardNames = options.wildcardNames ?? DEFAULT_WILDCARD_NAMES;
-    this.#ledger = new EgressLedger(options.limitBytes);
     const secrets = options.secrets ?? [];
     this.#secrets = secrets.length > 0 ? new SecretBook(secrets) : undefined;
+    const book = this.#secrets;
+    this.#ledger = new EgressLedger(options.limitBytes, book && ((text) => book.redact(text)));
     this.#rules = rules.rules.length > 0 ? rules : undefined;
     if (this.#secrets !== undefined || this.#rules !== undefined) {
       this.#ca = new RunCertificateAuthority();
@@ -182,6 +183,20 @@ export class EgressGateway implements EgressMonitor {
   /** `NAME=placeholder` for each secret, for every command's environment; empty without secrets. */
   secretEnv(): string[] {
     return this.#secrets?.env() ?? [];
+  }
+
+  /**
+   * `text` with every secret's value, in any form the gateway recognises, put back to its
+   * placeholder: for what a command hands back (its output, its refusals), in case the sandbox came
+   * to hold a value some other way. As is without secrets.
+   */
+  redact(text: string): string {
+    return this.#secrets?.redact(text) ?? text;
+  }
+
+  /** True when the run has secrets (so what a command hands back is redacted). */
+  get hasSecrets(): boolean {
+    return this.#secrets !== undefined;
   }
 
   /** Counts so far: connections allowed/denied, bytes up/down, distinct hosts reached. */
@@ -269,7 +284,7 @@ export class EgressGateway implements EgressMonitor {
     const secrets = this.#secrets;
     return {
       admit: (host, port, method, headBytes) => this.#admit(host, port, method, headBytes),
-      reach: (connection, entry) => this.#reach(connection, entry),
+      reach: (connection) => this.#reach(connection),
       malformed: (host, method, reason) =>
         this.#ledger.refused(this.#currentCall(), { host, port: 0, method }, 400, reason),
       secrets,
@@ -324,7 +339,7 @@ export class EgressGateway implements EgressMonitor {
       },
     );
     this.#live.add(connection);
-    return { ok: true, connection, entry: decision.entry };
+    return { ok: true, connection };
   }
 
   /**
@@ -352,10 +367,10 @@ export class EgressGateway implements EgressMonitor {
     return { ok: true, lookedUp: syntax.name };
   }
 
-  async #reach(connection: EgressConnection, entry: AllowEntry): Promise<Reach> {
+  async #reach(connection: EgressConnection): Promise<Reach> {
     // An admitted host passed the allowlist's syntax check, so `shown` left it as the client sent it.
     const { host, port, tag } = connection.start;
-    const destination = await resolveDestination(host, entry, {
+    const destination = await resolveDestination(host, {
       allowPrivate: this.allowPrivate,
       lookup: this.#lookup,
     });

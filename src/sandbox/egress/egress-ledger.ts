@@ -20,9 +20,12 @@ export class EgressLedger {
   readonly #hosts = new Set<string>();
   readonly #counts = { allowed: 0, denied: 0, bytesUp: 0, bytesDown: 0 };
   #bytesUsed = 0;
+  /** Applied to each record's texts before anyone sees it (a secret's value, in any form, taken out). */
+  readonly #redact: ((text: string) => string) | undefined;
 
-  constructor(limitBytes: number) {
+  constructor(limitBytes: number, redact?: (text: string) => string) {
     this.limitBytes = limitBytes;
+    this.#redact = redact;
   }
 
   /** True once the budget is used up: new connections are refused. */
@@ -103,7 +106,17 @@ export class EgressLedger {
     return { ...this.#counts, bytesUp, bytesDown, hosts: [...this.#hosts] };
   }
 
-  #emit(record: EgressRecord): void {
+  #emit(given: EgressRecord): void {
+    const redact = this.#redact;
+    const record =
+      redact === undefined
+        ? given
+        : {
+            ...given,
+            host: redact(given.host),
+            ...(given.reason === undefined ? {} : { reason: redact(given.reason) }),
+            ...(given.lookedUp === undefined ? {} : { lookedUp: redact(given.lookedUp) }),
+          };
     for (const listener of this.#listeners) {
       try {
         listener(record);

@@ -21,7 +21,8 @@ import { parseAbsoluteUrl } from "./http/request-target.js";
 import { answerBody, headerLinesBytes } from "./http/responses.js";
 import { hostSyntax, shown } from "./policy/host-syntax.js";
 import { maskedResponse } from "./secrets/masked-response.js";
-import { PlaceholderLeak, type SecretBook } from "./secrets/secret-book.js";
+import { outgoingRequest } from "./secrets/outgoing-request.js";
+import { type SecretBook, SecretLeak } from "./secrets/secret-book.js";
 
 export async function handleRequest(
   core: GatewayCore,
@@ -45,6 +46,11 @@ export interface ForwardTarget {
   port: number;
   /** Path and query, as sent on the request line. */
   path: string;
+  /**
+   * Path and query as the client wrote them, when `path` is a parser's reading of them (a plain-HTTP
+   * absolute URL): a host with request rules is judged on, and sent, exactly this.
+   */
+  written?: string;
   hostHeader: string;
   /** Speak TLS to the origin (a terminated CONNECT). */
   tls: boolean;
@@ -63,34 +69,35 @@ export async function forward(
   const method = req.method ?? "GET";
   const host = shown(target.host);
   let headers = endToEndHeaders(req.rawHeaders, ["host"]);
-  let path = target.path;
+  let path = core.rules?.governs(target.host, target.port) ? (target.written ?? target.path) : target.path;
   let carried: string[] = [];
   let bodyStreams: Transform[] = [];
   let chunked = req.headers["transfer-encoding"] !== undefined;
+  const refuse = (status: 400 | 403, reason: string, secret?: string): void => {
+    if (status === 400) core.malformed(host, method, reason);
+    else core.refuseContent(host, target.port, method, reason, secret);
+    answer(req, res, status, answerBody(host, target.port, reason));
+  };
+  // Node took the chunked framing off; another transfer coding would reach the origin unannounced.
+  if (chunked && !/^\s*chunked\s*$/i.test(req.headers["transfer-encoding"] ?? "")) {
+    refuse(400, "a request body with a Transfer-Encoding other than chunked");
+    return;
+  }
   const ruled = core.rules?.check(target.host, target.port, method, path);
   if (ruled !== undefined && !ruled.ok) {
-    core.refuseContent(host, target.port, method, ruled.reason);
-    answer(req, res, 403, answerBody(host, target.port, ruled.reason));
+    refuse(403, ruled.reason);
     return;
   }
   const secrets = core.secrets;
   if (secrets !== undefined) {
-    const decision = secrets.decideHead(target.host, target.port, path, headers);
-    if (!decision.ok) {
-      core.refuseContent(host, target.port, method, decision.reason, decision.secret);
-      answer(req, res, 403, answerBody(host, target.port, decision.reason));
+    const hasBody = chunked || (req.headers["content-length"] ?? "0") !== "0";
+    const outgoing = outgoingRequest(secrets, target.host, target.port, path, headers, hasBody);
+    if (!outgoing.ok) {
+      refuse(403, outgoing.reason, outgoing.secret);
       return;
     }
-    ({ target: path, rawHeaders: headers, used: carried } = decision);
-    const body = secrets.requestBody(target.host, target.port);
-    if (body !== undefined) {
-      bodyStreams = body.streams;
-      // A swapped value changes the body's length: send it chunked rather than with a wrong length.
-      if (body.swaps && (req.headers["content-length"] ?? "0") !== "0") {
-        headers = endToEndHeaders(headers, ["content-length"]);
-        chunked = true;
-      }
-    }
+    ({ path, rawHeaders: headers, carried, body: bodyStreams } = outgoing);
+    chunked ||= outgoing.rechunk;
   }
   // The request body reaches us de-chunked; say how the origin should frame it, since the client's
   // Transfer-Encoding was a hop-by-hop header.
@@ -105,14 +112,14 @@ export async function forward(
     answer(req, res, admission.status, answerBody(host, target.port, admission.reason));
     return;
   }
-  const { connection, entry } = admission;
+  const { connection } = admission;
   connection.carried(carried);
   connection.onAbort(() => res.destroy());
   res.once("close", () => {
     if (!res.writableFinished) connection.abort("the client closed before the response was complete");
   });
 
-  const reached = await core.reach(connection, entry);
+  const reached = await core.reach(connection);
   if (!reached.ok) {
     if (!connection.ended) {
       answer(req, res, reached.status, answerBody(host, target.port, reached.reason));
@@ -143,7 +150,7 @@ export async function forward(
   // Also after the request body is through (the pipeline below is done by then).
   outgoing.on("error", (error) => failed(connection, req, res, error));
   const done = (error: Error | null | undefined) => {
-    if (error instanceof PlaceholderLeak) leaked(connection, req, res, outgoing, error);
+    if (error instanceof SecretLeak) leaked(connection, req, res, outgoing, error);
     else if (error) failed(connection, req, res, error);
   };
   if (bodyStreams.length === 0) pipeline(req, outgoing, done);
@@ -163,13 +170,13 @@ function originTls(core: GatewayCore, host: string, wire: Duplex): Socket {
   });
 }
 
-/** A request body that carried a placeholder to the wrong host: cut off, recorded as refused, told. */
+/** A request body that carried a value or placeholder to the wrong host: cut off, recorded as refused, told. */
 function leaked(
   connection: EgressConnection,
   req: IncomingMessage,
   res: ServerResponse,
   outgoing: ClientRequest,
-  error: PlaceholderLeak,
+  error: SecretLeak,
 ): void {
   if (connection.ended) return;
   outgoing.destroy();
@@ -195,14 +202,14 @@ function relayResponse(
   let statusMessage = incoming.statusMessage;
   const body: Transform[] = [];
   if (mask?.book !== undefined) {
-    const unmasked = maskedResponse(mask.book, mask.masked, headers, method, status);
+    const unmasked = maskedResponse(mask.book, mask.masked, headers, incoming.rawHeaders, method, status);
     if (!unmasked.ok) {
       connection.abort(unmasked.reason);
       return;
     }
     headers = unmasked.headers;
     body.push(...unmasked.body);
-    statusMessage = mask.book.maskText(statusMessage ?? "");
+    statusMessage = mask.book.maskText(statusMessage ?? "", mask.masked);
   }
   try {
     res.writeHead(status, statusMessage, headers);

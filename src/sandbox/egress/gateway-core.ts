@@ -5,12 +5,11 @@
  */
 import type { Socket } from "node:net";
 import type { EgressConnection } from "./egress-connection.js";
-import type { AllowEntry } from "./policy/allowlist.js";
 import type { RequestRules } from "./request-rules.js";
 import type { SecretBook } from "./secrets/secret-book.js";
 
 export type Admission =
-  | { ok: true; connection: EgressConnection; entry: AllowEntry }
+  | { ok: true; connection: EgressConnection }
   | { ok: false; status: 403 | 503; reason: string };
 
 export type Reach =
@@ -29,7 +28,7 @@ export interface GatewayCore {
    * Resolves an admitted host, checks its addresses and connects to one. A failure is noted on the
    * connection (which the caller still finishes) and returned as the status and words to answer with.
    */
-  reach(connection: EgressConnection, entry: AllowEntry): Promise<Reach>;
+  reach(connection: EgressConnection): Promise<Reach>;
   /** Records a request the gateway could not read or does not serve (answered 400). */
   malformed(host: string, method: string, reason: string): void;
   /** The run's `--secret`s, when there are any. */

@@ -1,10 +1,11 @@
 /**
  * `--allow-request METHODS@HOST/PATH`: an allowed host narrowed to some methods under some path
  * prefixes (read-only GETs to one API path; pushes to one repository). A host with rules takes only
- * the requests some rule of its own allows; the gateway ends TLS for it so that it sees them. Paths
- * are compared after dot segments are resolved, and a path whose slashes a server might read
- * differently (`%2F`, `%5C`, a backslash) is refused rather than guessed at.
+ * the requests some rule of its own allows; the gateway ends TLS for it so that it sees them. A
+ * request's path is compared as sent, and only when no server can read it another way
+ * (`http/request-path.ts`): the path judged is the path forwarded.
  */
+import { judgedPath } from "./http/request-path.js";
 import { type AllowEntry, parseAllowEntry } from "./policy/allowlist.js";
 import { belongsTo } from "./secrets/secret-book.js";
 
@@ -68,17 +69,23 @@ export class RequestRules {
     return this.rules.some((r) => belongsTo(r.entry, host, port));
   }
 
-  /** The decision on one request: allowed when the host has no rules, or one of its rules matches. */
+  /**
+   * The decision on one request: allowed when the host has no rules, or one of its rules matches.
+   * `target` is the path and query exactly as they will be sent.
+   */
   check(host: string, port: number, method: string, target: string): RuleDecision {
     const own = this.rules.filter((r) => belongsTo(r.entry, host, port));
     if (own.length === 0) return { ok: true };
-    const path = normalizedPath(target.split("?")[0] ?? "/");
+    const reading = judgedPath(target);
     const upper = method.toUpperCase();
-    if (path !== undefined && own.some((r) => matches(r, upper, path))) return { ok: true };
-    const why = path === undefined ? "its path holds %2F, %5C or a backslash" : "no request rule allows it";
+    if (reading.ok && own.some((r) => matches(r, upper, reading.path))) return { ok: true };
+    const shownPath = reading.ok ? reading.path : JSON.stringify(target.split("?")[0]).slice(1, -1);
+    const why = reading.ok
+      ? "no request rule allows it"
+      : `${reading.reason}, which a server may read another way`;
     return {
       ok: false,
-      reason: `${upper} ${path ?? "(ambiguous path)"}: ${why} (rules: ${own.map((r) => r.text).join(", ")}; --allow-request)`,
+      reason: `${upper} ${shownPath}: ${why} (rules: ${own.map((r) => r.text).join(", ")}; --allow-request)`,
     };
   }
 }
@@ -90,7 +97,10 @@ function matches(rule: RequestRule, method: string, path: string): boolean {
   return path === prefix || path.startsWith(`${prefix}/`);
 }
 
-/** The path with dot segments resolved (as `new URL` does, `%2e` included), or undefined when ambiguous. */
+/**
+ * A rule's own path prefix with dot segments resolved (as `new URL` does, `%2e` included), or
+ * undefined when ambiguous.
+ */
 export function normalizedPath(raw: string): string | undefined {
   if (/%2f|%5c|\\/i.test(raw)) return undefined;
   try {

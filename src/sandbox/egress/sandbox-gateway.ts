@@ -5,7 +5,7 @@
  * docker/egress/egress-session.ts (a relay in the container, the socket bind-mounted) and
  * kubernetes/egress/pod-egress.ts (a mux over the pod's exec).
  */
-import type { EgressMonitor } from "../sandbox.js";
+import type { EgressMonitor, ExecResult } from "../sandbox.js";
 import { type EgressRequest, SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { type CallTag, EgressGateway, type GatewayOptions } from "./egress-gateway.js";
 import type { Lookup } from "./policy/destination.js";
@@ -66,5 +66,24 @@ export class SandboxGateway {
 
   endCall(): void {
     this.call = undefined;
+  }
+
+  /**
+   * A command's result as the model and the transcript get it: with its refusals (a copy: one
+   * decided after the command ended must not change a returned result), and, when the run has
+   * secrets, every value in any form the gateway recognises put back to its placeholder in its
+   * output and refusals (the gateway keeps values out of the sandbox; this keeps one the sandbox
+   * came to hold anyway out of the transcript).
+   */
+  callResult(result: ExecResult, tag: CallTag): ExecResult {
+    const server = this.server;
+    if (!server.hasSecrets) return { ...result, egressDenied: [...tag.denied] };
+    const redact = (text: string): string => server.redact(text);
+    return {
+      ...result,
+      stdout: redact(result.stdout),
+      stderr: redact(result.stderr),
+      egressDenied: tag.denied.map((d) => ({ ...d, host: redact(d.host), reason: redact(d.reason) })),
+    };
   }
 }

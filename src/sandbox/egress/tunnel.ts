@@ -28,6 +28,13 @@ export async function handleConnect(
     return;
   }
   const host = shown(target.host);
+  // The name is looked up and sent on (SNI): it must not carry a secret's value or placeholder.
+  const named = core.secrets?.decideName(target.host, target.port);
+  if (named !== undefined && !named.ok) {
+    core.refuseContent(host, target.port, "CONNECT", named.reason, named.secret);
+    answerRaw(client, 403, answerBody(host, target.port, named.reason));
+    return;
+  }
   // The CONNECT head and the answer to it cross the gateway too: the budget pays for them up front.
   const headBytes = requestHeadBytes(request) + ESTABLISHED.length;
   const admission = core.admit(target.host, target.port, "CONNECT", headBytes);
@@ -35,7 +42,7 @@ export async function handleConnect(
     answerRaw(client, admission.status, answerBody(host, target.port, admission.reason));
     return;
   }
-  const { connection, entry } = admission;
+  const { connection } = admission;
   if (!connection.charge(headBytes)) return;
   if (core.terminates(target.host, target.port)) {
     // TLS ends here: this record is the CONNECT's; each request inside gets its own.
@@ -51,7 +58,7 @@ export async function handleConnect(
   const gone = () => connection.abort("the client closed before the tunnel was open");
   client.once("close", gone);
 
-  const reached = await core.reach(connection, entry);
+  const reached = await core.reach(connection);
   if (!reached.ok) {
     if (!connection.ended) {
       client.off("close", gone);

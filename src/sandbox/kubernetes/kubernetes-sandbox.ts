@@ -233,8 +233,7 @@ export class KubernetesSandbox implements Sandbox {
     const tag = egress?.beginCall(options.callId);
     try {
       const result = await this.execOnPod(command, options, notices);
-      // A copy: a refusal decided after the command ended (a slow lookup) must not change a returned result.
-      return tag ? { ...result, egressDenied: [...tag.denied] } : result;
+      return tag && egress ? egress.callResult(result, tag) : result;
     } finally {
       egress?.endCall();
     }

@@ -13,7 +13,7 @@ import { egressSocketDir } from "../../../state/state-dir.js";
 import type { CallTag } from "../../egress/egress-gateway.js";
 import { SandboxGateway } from "../../egress/sandbox-gateway.js";
 import { trustEnv } from "../../egress/secrets/trust-env.js";
-import type { EgressMonitor } from "../../sandbox.js";
+import type { EgressMonitor, ExecResult } from "../../sandbox.js";
 import type { EgressRequest, IsolationKind } from "../../sandbox-request.js";
 import { parseUserIds } from "../../sandbox-user.js";
 import type { DockerSandboxOptions } from "../docker-sandbox-options.js";
@@ -119,6 +119,11 @@ export class EgressSession {
 
   endCall(): void {
     this.gateway.endCall();
+  }
+
+  /** The command's result with its refusals, secrets' values redacted (`SandboxGateway.callResult`). */
+  callResult(result: ExecResult, tag: CallTag): ExecResult {
+    return this.gateway.callResult(result, tag);
   }
 
   /** Ends the relay (its stdin closed) and waits for it, briefly. */

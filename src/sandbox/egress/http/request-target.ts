@@ -18,7 +18,7 @@ export function parseAuthority(text: string): Target<{ host: string; port: numbe
 /** A plain-HTTP absolute URL as a proxy receives it: `http://host[:port]/path?query`. */
 export function parseAbsoluteUrl(
   text: string,
-): Target<{ host: string; port: number; path: string; hostHeader: string }> {
+): Target<{ host: string; port: number; path: string; written: string; hostHeader: string }> {
   if (/^https:\/\//i.test(text)) {
     return { ok: false, reason: "https:// URLs go through CONNECT (set HTTPS_PROXY, not only HTTP_PROXY)" };
   }
@@ -39,6 +39,8 @@ export function parseAbsoluteUrl(
     host: url.hostname,
     port: url.port === "" ? 80 : Number(url.port),
     path: `${url.pathname}${url.search}`,
+    // What the client wrote after the authority: a request rule judges this, not the parser's reading.
+    written: text.replace(/^http:\/\/[^/?#\\]*/i, "") || "/",
     hostHeader: url.host,
   };
 }

@@ -5,6 +5,7 @@
  */
 import { BlockList } from "node:net";
 import { ipv4ToText, ipv6Hextets, parseIpLiteral } from "./ip-literal.js";
+import { METADATA_V4, METADATA_V6 } from "./metadata.js";
 
 export type AddressClass = "public" | "loopback" | "private" | "link-local" | "metadata" | "reserved";
 
@@ -18,18 +19,11 @@ export const ADDRESS_CLASS_WORDS: Readonly<Record<AddressClass, string>> = Objec
   reserved: "a reserved address",
 });
 
-type Ranges = Array<[string, number]>;
+type Ranges = ReadonlyArray<readonly [string, number]>;
 
 // Checked in this order: the first list an address falls in is its class.
 const V4: Array<[AddressClass, Ranges]> = [
-  // AWS, GCP, Azure, OpenStack; 100.100.100.200 is Alibaba Cloud's.
-  [
-    "metadata",
-    [
-      ["169.254.169.254", 32],
-      ["100.100.100.200", 32],
-    ],
-  ],
+  ["metadata", METADATA_V4],
   ["loopback", [["127.0.0.0", 8]]],
   ["link-local", [["169.254.0.0", 16]]],
   [
@@ -56,7 +50,7 @@ const V4: Array<[AddressClass, Ranges]> = [
 ];
 
 const V6: Array<[AddressClass, Ranges]> = [
-  ["metadata", [["fd00:ec2::254", 128]]],
+  ["metadata", METADATA_V6],
   ["loopback", [["::1", 128]]],
   ["link-local", [["fe80::", 10]]],
   [
@@ -98,10 +92,14 @@ export function addressClass(address: string): AddressClass {
   const ip = parseIpLiteral(address.replace(/^\[(.*)\]$/, "$1"));
   if (ip === undefined) return "reserved";
   if (ip.family === 4) return classOf(ip.address, "ipv4");
-  const inner = embeddedIpv4(ip.address);
-  // Only the exact metadata address outranks what is inside; the rest is judged by its IPv4.
-  if (inner !== undefined && classOf(ip.address, "ipv6") !== "metadata") return classOf(inner, "ipv4");
-  return classOf(ip.address, "ipv6");
+  const own = classOf(ip.address, "ipv6");
+  if (own === "metadata") return own;
+  // An IPv4 address some translator may reach from this one: metadata inside any of them wins.
+  const carried = carriedIpv4(ip.address);
+  if (carried.some((inner) => classOf(inner, "ipv4") === "metadata")) return "metadata";
+  // The well-known NAT64 prefix and 6to4 reach their IPv4 address: judged by it.
+  const reached = reachedIpv4(ip.address);
+  return reached === undefined ? own : classOf(reached, "ipv4");
 }
 
 function classOf(address: string, family: "ipv4" | "ipv6"): AddressClass {
@@ -113,11 +111,47 @@ function classOf(address: string, family: "ipv4" | "ipv6"): AddressClass {
  * The IPv4 address an IPv6 one carries and reaches: NAT64 (64:ff9b::/96) and 6to4 (2002::/16).
  * (IPv4-mapped addresses are already IPv4 after `parseIpLiteral`.)
  */
-function embeddedIpv4(address: string): string | undefined {
-  const [h0 = 0, h1 = 0, h2 = 0, h3 = 0, h4 = 0, h5 = 0, h6 = 0, h7 = 0] = ipv6Hextets(address);
-  if (h0 === 0x64 && h1 === 0xff9b && h2 === 0 && h3 === 0 && h4 === 0 && h5 === 0) {
-    return ipv4ToText((h6 * 0x10000 + h7) >>> 0);
-  }
-  if (h0 === 0x2002) return ipv4ToText((h1 * 0x10000 + h2) >>> 0);
+function reachedIpv4(address: string): string | undefined {
+  const h = ipv6Hextets(address);
+  if (h[0] === 0x64 && h[1] === 0xff9b && h.slice(2, 6).every((x) => x === 0)) return ipv4At(h, 96);
+  if (h[0] === 0x2002) return ipv4At(h, 16);
   return undefined;
+}
+
+/**
+ * Every IPv4 address a translator could take this IPv6 one to: besides `reachedIpv4`, the
+ * local-use NAT64 prefix 64:ff9b:1::/48 with any RFC 6052 prefix length inside it (/48, /56, /64,
+ * /96), IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0/96) addresses, and Teredo's server
+ * and (obfuscated) client.
+ */
+function carriedIpv4(address: string): string[] {
+  const h = ipv6Hextets(address);
+  const found: string[] = [];
+  const reached = reachedIpv4(address);
+  if (reached !== undefined) found.push(reached);
+  if (h[0] === 0x64 && h[1] === 0xff9b && h[2] === 1) {
+    found.push(ipv4At(h, 48, 72), ipv4At(h, 56, 72), ipv4At(h, 72), ipv4At(h, 96));
+  }
+  if (h.slice(0, 6).every((x) => x === 0)) found.push(ipv4At(h, 96));
+  if (h.slice(0, 4).every((x) => x === 0) && h[4] === 0xffff && h[5] === 0) found.push(ipv4At(h, 96));
+  if (h[0] === 0x2001 && h[1] === 0) {
+    found.push(ipv4At(h, 32), ipv4ToText(~(((h[6] ?? 0) << 16) | (h[7] ?? 0)) >>> 0));
+  }
+  return found;
+}
+
+/**
+ * The 32 bits of `hextets` from bit `at` (RFC 6052: bits 64–71 are always zero, so an address that
+ * would straddle them resumes at `resume`).
+ */
+function ipv4At(hextets: readonly number[], at: number, resume = at): string {
+  const bit = (i: number): number => ((hextets[Math.floor(i / 16)] ?? 0) >> (15 - (i % 16))) & 1;
+  let value = 0;
+  let position = at;
+  for (let taken = 0; taken < 32; taken += 1) {
+    if (position === 64 && resume !== at) position = resume;
+    value = value * 2 + bit(position);
+    position += 1;
+  }
+  return ipv4ToText(value >>> 0);
 }

@@ -6,9 +6,9 @@
  */
 import { connect, type Socket } from "node:net";
 import { ADDRESS_CLASS_WORDS, addressClass } from "./address-policy.js";
-import type { AllowEntry } from "./allowlist.js";
 import { hostSyntax } from "./host-syntax.js";
 import { parseIpLiteral } from "./ip-literal.js";
+import { isMetadataName } from "./metadata.js";
 
 /** Resolves a name to all its addresses. */
 export type Lookup = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
@@ -20,7 +20,6 @@ export type Destination =
 /** The addresses an allowed host may be reached at, or why it may not. */
 export async function resolveDestination(
   host: string,
-  entry: AllowEntry,
   policy: { allowPrivate: boolean; lookup: Lookup },
 ): Promise<Destination> {
   const syntax = hostSyntax(host);
@@ -29,6 +28,9 @@ export async function resolveDestination(
   if (syntax.kind === "ip") {
     addresses = [syntax.ip.address];
   } else {
+    if (isMetadataName(syntax.name)) {
+      return { ok: false, refused: true, status: 403, reason: `${syntax.name} is ${METADATA_REFUSAL}` };
+    }
     let answers: Array<string | undefined>;
     try {
       // Canonical addresses only: anything else would make `net.connect` resolve it again.
@@ -42,27 +44,26 @@ export async function resolveDestination(
     addresses = answers.filter((a) => a !== undefined);
   }
   for (const address of addresses) {
-    const reason = addressRefusal(syntax.kind === "ip" ? undefined : syntax.name, address, entry, policy);
+    const reason = addressRefusal(syntax.kind === "ip" ? undefined : syntax.name, address, policy);
     // One bad address refuses the name: a hostile record can mix a public address with 127.0.0.1.
     if (reason !== undefined) return { ok: false, refused: true, status: 403, reason };
   }
   return { ok: true, addresses };
 }
 
+const METADATA_REFUSAL = `${ADDRESS_CLASS_WORDS.metadata} (always refused, even with --allow-private)`;
+
 function addressRefusal(
   name: string | undefined,
   address: string,
-  entry: AllowEntry,
   policy: { allowPrivate: boolean },
 ): string | undefined {
   const kind = addressClass(address);
   if (kind === "public") return undefined;
   const what = name === undefined ? `${address} is` : `${name} resolves to ${address},`;
-  // The cloud's metadata service hands out credentials: --allow-private alone never reaches it, only
-  // the address listed exactly as an IP literal (on top of --allow-private).
-  if (kind === "metadata" && !entry.isIp) {
-    return `${what} ${ADDRESS_CLASS_WORDS[kind]} (refused even with --allow-private)`;
-  }
+  // The cloud's metadata and credential services hand out the host's identity: never reached, not
+  // with --allow-private, not as an IP literal listed exactly.
+  if (kind === "metadata") return `${what} ${METADATA_REFUSAL}`;
   if (!policy.allowPrivate) return `${what} ${ADDRESS_CLASS_WORDS[kind]} (--allow-private would allow it)`;
   return undefined;
 }

@@ -1,23 +1,26 @@
 /**
  * The run's secrets as the gateway uses them: a placeholder for each (what the sandbox sees), the
  * decision on a request head (placeholders swapped for values when the request goes to the secret's
- * own host; refused when a placeholder, in any spelling, goes anywhere else), and the streams that do
- * the same to bodies and take the values back out of responses.
+ * own host; refused when a placeholder or a value, in any form a program could decode back, goes
+ * anywhere else), and the streams that do the same to bodies and take the values back out of
+ * responses, in every such form (`forms/`).
  */
 import { randomBytes } from "node:crypto";
 import type { Transform } from "node:stream";
 import { ConfigError } from "../../../errors.js";
 import { type AllowEntry, parseAllowEntry } from "../policy/allowlist.js";
 import { hostSyntax } from "../policy/host-syntax.js";
-import { percentDecoded, placeholderForms } from "./placeholder-forms.js";
+import { FormScanner } from "./forms/form-scanner.js";
+import { firstForm, maskedText, maskingStream, watchingStream } from "./forms/form-streams.js";
+import { rewritten, valueForms } from "./forms/value-forms.js";
 import { checkSecretValue, type SecretGrant } from "./secret-grant.js";
-import { type Replacement, replaceInText, replacingStream, watchingStream } from "./stream-replace.js";
+import { replacingStream } from "./stream-replace.js";
 
 /**
- * What every placeholder looks like: `harness-secret-NAME-` and 32 hex digits, new for each harness
- * process. A replay compares outputs with the digits set aside (its placeholders are its own).
+ * What every placeholder looks like: `harness-secret-NAME-` and 32 to 34 hex digits, new for each
+ * harness process. A replay compares outputs with the digits set aside (its placeholders are its own).
  */
-export const PLACEHOLDER_PATTERN = /harness-secret-([A-Za-z_][A-Za-z0-9_]*)-[0-9a-f]{32}/g;
+export const PLACEHOLDER_PATTERN = /harness-secret-([A-Za-z_][A-Za-z0-9_]*)-[0-9a-f]{32,34}/g;
 
 interface BookSecret {
   name: string;
@@ -25,8 +28,12 @@ interface BookSecret {
   placeholder: string;
   value: string;
   inBody: boolean;
-  /** Spellings of the placeholder to look for (placeholder-forms.ts), lower-cased. */
-  forms: string[];
+}
+
+/** What a request carries that may not go where it is going. */
+interface Carried {
+  secret: BookSecret;
+  what: "value" | "placeholder";
 }
 
 /** A request the secrets allow, rewritten for the origin; `used` names the secrets whose value it now carries. */
@@ -34,8 +41,8 @@ export type HeadDecision =
   | { ok: true; target: string; rawHeaders: string[]; used: string[] }
   | { ok: false; secret: string; reason: string };
 
-/** The error a body stream fails with when it carries a placeholder to the wrong host. */
-export class PlaceholderLeak extends Error {
+/** The error a body stream fails with when it carries a value or placeholder to the wrong host. */
+export class SecretLeak extends Error {
   readonly secret: string;
   constructor(secret: string, reason: string) {
     super(reason);
@@ -45,6 +52,9 @@ export class PlaceholderLeak extends Error {
 
 export class SecretBook {
   readonly #secrets: BookSecret[];
+  /** Scanners made so far, by the names of the secrets they look for (few distinct sets per run). */
+  readonly #maskers = new Map<string, FormScanner<BookSecret>>();
+  readonly #watchers = new Map<string, FormScanner<Carried>>();
 
   constructor(grants: readonly SecretGrant[]) {
     this.#secrets = grants.map((grant) => {
@@ -52,10 +62,13 @@ export class SecretBook {
       if (!parsed.ok) throw new ConfigError(`--secret ${grant.name}@${grant.host}: ${parsed.reason}`);
       const value = grant.value.reveal();
       checkSecretValue(grant.name, value);
-      // Unique to the run, and a shape no real credential has: useless anywhere but through this gateway.
-      const placeholder = `harness-secret-${grant.name}-${randomBytes(16).toString("hex")}`;
-      const forms = placeholderForms(placeholder).map((f) => f.toLowerCase());
-      return { name: grant.name, entry: parsed.entry, placeholder, value, inBody: grant.inBody, forms };
+      return {
+        name: grant.name,
+        entry: parsed.entry,
+        placeholder: newPlaceholder(grant.name, value),
+        value,
+        inBody: grant.inBody,
+      };
     });
   }
 
@@ -84,17 +97,21 @@ export class SecretBook {
   }
 
   /**
-   * The decision on a request's head to `host:port`: any placeholder of a secret that does not
-   * belong there, in any spelling, refuses it; the placeholders of those that do are swapped for
-   * their values in the request target (percent-encoded), in header values, and inside
-   * `Authorization: Basic`.
+   * The decision on a request's head to `host:port`: a value or placeholder of a secret that does
+   * not belong there, in any form, anywhere in the name, the target or a header, refuses it; the
+   * placeholders of those that do are swapped for their values in the request target
+   * (percent-encoded), in header values, and inside `Authorization: Basic`.
    */
   decideHead(host: string, port: number, target: string, rawHeaders: readonly string[]): HeadDecision {
-    const haystack = `${target}\n${percentDecoded(target)}\n${rawHeaders.join("\n")}`.toLowerCase();
-    for (const secret of this.#secrets) {
-      if (belongsTo(secret.entry, host, port)) continue;
-      if (secret.forms.some((form) => haystack.includes(form))) {
-        return { ok: false, secret: secret.name, reason: this.#wrongHost(secret, host) };
+    const watcher = this.#watcher(host, port);
+    for (const text of [host, target, ...rawHeaders]) {
+      const found = watcher.empty ? undefined : firstForm(watcher, text);
+      if (found !== undefined) {
+        return {
+          ok: false,
+          secret: found.form.tag.secret.name,
+          reason: this.#wrongHost(found.form.tag, host),
+        };
       }
     }
     const own = this.#secrets.filter((s) => belongsTo(s.entry, host, port));
@@ -119,59 +136,101 @@ export class SecretBook {
     return { ok: true, target: newTarget, rawHeaders: headers, used: [...used] };
   }
 
+  /** The decision on a name alone (a CONNECT's): refused when it carries what may not go to it. */
+  decideName(host: string, port: number): { ok: true } | { ok: false; secret: string; reason: string } {
+    const decision = this.decideHead(host, port, "", []);
+    return decision.ok ? { ok: true } : decision;
+  }
+
   /**
-   * The streams a request body to `host:port` goes through, in order: it fails (PlaceholderLeak) on a
-   * placeholder that does not belong there, and swaps those of `--secret-in-body` secrets that do.
-   * Undefined when there is nothing to look for.
+   * The streams a request body to `host:port` goes through, in order: it fails (SecretLeak) on a
+   * value or placeholder that does not belong there, and swaps the placeholders of `--secret-in-body`
+   * secrets that do. Undefined when there is nothing to look for.
    */
   requestBody(host: string, port: number): { streams: Transform[]; swaps: boolean } | undefined {
-    const foreign = this.#secrets.filter((s) => !belongsTo(s.entry, host, port));
+    const watcher = this.#watcher(host, port);
     const swapped = this.#secrets.filter((s) => s.inBody && belongsTo(s.entry, host, port));
-    if (foreign.length === 0 && swapped.length === 0) return undefined;
-    const owner = new Map<string, BookSecret>();
-    for (const secret of foreign) for (const form of secret.forms) owner.set(form, secret);
-    const watch = watchingStream([...owner.keys()], (form) => {
-      const secret = owner.get(form.toLowerCase());
-      return new PlaceholderLeak(secret?.name ?? "?", secret ? this.#wrongHost(secret, host) : "");
-    });
-    if (swapped.length === 0) return { streams: [watch], swaps: false };
-    const replace = replacingStream(
-      swapped.map((s) => ({ from: Buffer.from(s.placeholder), to: Buffer.from(s.value) })),
-    );
-    return { streams: [watch, replace], swaps: true };
+    const streams: Transform[] = [];
+    if (!watcher.empty) {
+      streams.push(
+        watchingStream(
+          watcher,
+          (found) => new SecretLeak(found.form.tag.secret.name, this.#wrongHost(found.form.tag, host)),
+        ),
+      );
+    }
+    if (swapped.length > 0) {
+      streams.push(
+        replacingStream(swapped.map((s) => ({ from: Buffer.from(s.placeholder), to: Buffer.from(s.value) }))),
+      );
+    }
+    return streams.length === 0 ? undefined : { streams, swaps: swapped.length > 0 };
   }
 
-  /** The replacements that take the values of `used` back out of a response (value → placeholder). */
-  #masks(used: readonly string[]): Replacement[] {
-    return this.#secrets
-      .filter((s) => used.includes(s.name))
-      .flatMap((s) => {
-        const forms = new Set([s.value, encodeURIComponent(s.value)]);
-        return [...forms].map((form) => ({ from: Buffer.from(form), to: Buffer.from(s.placeholder) }));
-      });
+  /** True when a request body to `host:port` is looked into (so it must be readable: not compressed). */
+  watchesBodies(host: string, port: number): boolean {
+    return !this.#watcher(host, port).empty;
   }
 
-  /** Response header lines with the values of `used` put back to their placeholders. */
+  /** Response header lines with the values of `used` put back to their placeholders, in any form. */
   maskHeaders(rawHeaders: readonly string[], used: readonly string[]): string[] {
-    const masks = this.#masks(used).map((m) => ({ from: m.from.toString(), to: m.to.toString() }));
-    return rawHeaders.map((part) => replaceInText(part, masks));
+    const masker = this.#masker(used);
+    return rawHeaders.map((part) => maskedText(masker, part, (chain) => this.#placeholders(chain)));
   }
 
-  /** Any text (an origin's status line) with every value put back to its placeholder. */
-  maskText(text: string): string {
-    return replaceInText(
-      text,
-      this.#secrets.map((s) => ({ from: s.value, to: s.placeholder })),
+  /** A status line's text with the values of `used` put back to their placeholders. */
+  maskText(text: string, used: readonly string[]): string {
+    return maskedText(this.#masker(used), text, (chain) => this.#placeholders(chain));
+  }
+
+  /** Any text with every secret's value, in any form, put back to its placeholder. */
+  redact(text: string): string {
+    return maskedText(this.#masker(this.#secrets.map((s) => s.name)), text, (chain) =>
+      this.#placeholders(chain),
     );
   }
 
-  /** A stream that puts the values of `used` back to their placeholders in a response body. */
+  /** A stream that puts the values of `used` back to their placeholders in a response body, in any form. */
   maskBody(used: readonly string[]): Transform {
-    return replacingStream(this.#masks(used));
+    return maskingStream(this.#masker(used), (chain) => this.#placeholders(chain));
   }
 
-  #wrongHost(secret: BookSecret, host: string): string {
-    return `carries the placeholder of secret ${secret.name}, which goes to ${secret.entry.text} only, not to ${host}`;
+  #placeholders(chain: Parameters<typeof rewritten<BookSecret>>[0]): Buffer {
+    return rewritten(chain, (secret) => Buffer.from(secret.placeholder, "utf8"));
+  }
+
+  /** Looks for every form of the values of `used` (as is and as the gateway percent-encodes them). */
+  #masker(used: readonly string[]): FormScanner<BookSecret> {
+    const key = [...used].sort().join(" ");
+    let scanner = this.#maskers.get(key);
+    if (scanner === undefined) {
+      const forms = this.#secrets
+        .filter((s) => used.includes(s.name))
+        .flatMap((s) => spellings(s.value).flatMap((bytes) => valueForms(bytes, s)));
+      scanner = new FormScanner(forms);
+      this.#maskers.set(key, scanner);
+    }
+    return scanner;
+  }
+
+  /** Looks for every form of the values and placeholders of the secrets that do not go to `host:port`. */
+  #watcher(host: string, port: number): FormScanner<Carried> {
+    const foreign = this.#secrets.filter((s) => !belongsTo(s.entry, host, port));
+    const key = foreign.map((s) => s.name).join(" ");
+    let scanner = this.#watchers.get(key);
+    if (scanner === undefined) {
+      const forms = foreign.flatMap((secret) => [
+        ...spellings(secret.value).flatMap((bytes) => valueForms<Carried>(bytes, { secret, what: "value" })),
+        ...valueForms<Carried>(Buffer.from(secret.placeholder), { secret, what: "placeholder" }),
+      ]);
+      scanner = new FormScanner(forms);
+      this.#watchers.set(key, scanner);
+    }
+    return scanner;
+  }
+
+  #wrongHost({ secret, what }: Carried, host: string): string {
+    return `carries the ${what} of secret ${secret.name}, which goes to ${secret.entry.text} only, not to ${host}`;
   }
 }
 
@@ -182,6 +241,29 @@ export function belongsTo(entry: AllowEntry, host: string, port: number): boolea
   if (syntax.kind === "ip") return entry.isIp && entry.host === syntax.ip.address;
   if (syntax.kind === "name") return !entry.isIp && entry.host === syntax.name;
   return false;
+}
+
+/**
+ * A placeholder unique to the run: `harness-secret-NAME-` and 32 to 34 random hex digits, as many as
+ * make it as long as the value modulo 3 bytes, so that the value's base64 with the placeholder put in
+ * its place keeps every character after it where it was (the text around still decodes).
+ */
+function newPlaceholder(name: string, value: string): string {
+  const base = `harness-secret-${name}-`;
+  const digits = randomBytes(17).toString("hex");
+  const want = Buffer.byteLength(value, "utf8") % 3;
+  for (let length = 32; length <= 34; length += 1) {
+    if ((Buffer.byteLength(base) + length) % 3 === want) return `${base}${digits.slice(0, length)}`;
+  }
+  return `${base}${digits.slice(0, 32)}`;
+}
+
+/** The value as is and as the gateway puts it into a URL (percent-encoded), when that differs. */
+function spellings(value: string): Buffer[] {
+  const encoded = encodeURIComponent(value);
+  return encoded === value
+    ? [Buffer.from(value, "utf8")]
+    : [Buffer.from(value, "utf8"), Buffer.from(encoded, "utf8")];
 }
 
 /** `Basic base64(user:pass)` with `swap` applied to the decoded credentials; anything else as is. */

@@ -1,8 +1,8 @@
 /**
- * Streams that look for fixed byte strings across chunk boundaries: one replaces them (a placeholder
- * by its value on the way up, a value by its placeholder on the way down), one only watches for them
- * (a placeholder going where it does not belong) and fails the stream when it sees one. Each holds
- * back at most the longest needle less one byte, so memory stays bounded.
+ * A stream that replaces fixed byte strings wherever the chunks split them: a `--secret-in-body`
+ * placeholder by its value on the way to its host, exactly as written (what the sandbox wrote is
+ * its own to spell; only the exact placeholder stands for the value). It holds back at most the
+ * longest string less one byte, so memory stays bounded.
  */
 import { Transform } from "node:stream";
 
@@ -44,33 +44,4 @@ function replaceAll(buffer: Buffer, replacements: readonly Replacement[]): { out
     at = best.index + best.replacement.from.length;
   }
   return { out: Buffer.concat(parts), rest: buffer.subarray(at) };
-}
-
-/** Replaces in a whole string (heads, not bodies). */
-export function replaceInText(
-  text: string,
-  replacements: ReadonlyArray<{ from: string; to: string }>,
-): string {
-  let result = text;
-  for (const { from, to } of replacements) result = result.split(from).join(to);
-  return result;
-}
-
-/**
- * Passes bytes through unchanged until one of `needles` appears (compared case-insensitively for
- * ASCII), then fails with `found(needle)`'s error: the request is cut before the rest is sent.
- */
-export function watchingStream(needles: readonly string[], found: (needle: string) => Error): Transform {
-  const lowered = needles.map((n) => ({ needle: n, bytes: Buffer.from(n.toLowerCase(), "latin1") }));
-  const keep = Math.max(0, ...lowered.map((n) => n.bytes.length - 1));
-  let tail = Buffer.alloc(0);
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      const window = Buffer.from(Buffer.concat([tail, chunk]).toString("latin1").toLowerCase(), "latin1");
-      const hit = lowered.find((n) => window.includes(n.bytes));
-      if (hit !== undefined) return callback(found(hit.needle));
-      tail = Buffer.from(window.subarray(Math.max(0, window.length - keep)));
-      callback(null, chunk);
-    },
-  });
 }

@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { createSecureContext, type SecureContext, TLSSocket } from "node:tls";
+import { answerRaw } from "../http/responses.js";
 import { hostForFlag, hostSyntax } from "../policy/host-syntax.js";
 import type { RunCertificateAuthority } from "./run-ca.js";
 
@@ -54,7 +55,15 @@ export class TlsTerminator {
       const port = site.port === 443 ? "" : `:${site.port}`;
       handle({ ...site, hostHeader: `${hostForFlag(canonical(site.host))}${port}` }, request, response);
     });
-    this.#server.on("clientError", (_error, socket: Socket) => socket.destroy());
+    this.#server.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
+      // Bytes the parser refused (a request line with raw non-ASCII, say) are told so, as on the
+      // gateway's own socket; a client that never finished its head is just dropped.
+      if (error.code?.startsWith("HPE_") && socket.writable) {
+        answerRaw(socket, 400, `harness egress gateway: malformed request (${error.code})\n`);
+      } else {
+        socket.destroy();
+      }
+    });
   }
 
   /** Speaks TLS to `client` as `site.host`, and serves the HTTP requests that come over it. */

@@ -18,7 +18,7 @@ import { SandboxGateway } from "../../egress/sandbox-gateway.js";
 import { trustEnv } from "../../egress/secrets/trust-env.js";
 import { STATE_DIR } from "../../exec/exec-scripts.js";
 import { programText } from "../../exec/program-text.js";
-import type { EgressMonitor } from "../../sandbox.js";
+import type { EgressMonitor, ExecResult } from "../../sandbox.js";
 import type { EgressRequest } from "../../sandbox-request.js";
 import { asUser, EXEC_OPEN_DEADLINE_MS, runInPod } from "../api/pod-command.js";
 import { openPodExec, type PodExec, type PodTarget } from "../api/pod-exec.js";
@@ -180,6 +180,11 @@ export class PodEgress {
 
   endCall(): void {
     this.gateway.endCall();
+  }
+
+  /** The command's result with its refusals, secrets' values redacted (`SandboxGateway.callResult`). */
+  callResult(result: ExecResult, tag: CallTag): ExecResult {
+    return this.gateway.callResult(result, tag);
   }
 
   /** Ends the mux (its stdin closed) and every connection it carried. */

@@ -1,13 +1,6 @@
 /** The address policy between the allowlist and the connection; no connection is made here. */
 import { describe, expect, it } from "vitest";
-import { parseAllowEntry } from "../../../../src/sandbox/egress/policy/allowlist.js";
 import { type Lookup, resolveDestination } from "../../../../src/sandbox/egress/policy/destination.js";
-
-function entry(text: string) {
-  const parsed = parseAllowEntry(text);
-  if (!parsed.ok) throw new Error(parsed.reason);
-  return parsed.entry;
-}
 
 const answers =
   (...addresses: string[]): Lookup =>
@@ -16,7 +9,7 @@ const answers =
 
 describe("resolveDestination", () => {
   it("passes public addresses, in the resolver's order, canonical", async () => {
-    const result = await resolveDestination("example.com", entry("example.com"), {
+    const result = await resolveDestination("example.com", {
       allowPrivate: false,
       lookup: answers("93.184.215.14", "2606:2800:21f:CB07:6820:80DA:AF6B:8B2C"),
     });
@@ -27,7 +20,7 @@ describe("resolveDestination", () => {
   });
 
   it("refuses the name when any one answer is private (a hostile record mixing addresses)", async () => {
-    const result = await resolveDestination("example.com", entry("example.com"), {
+    const result = await resolveDestination("example.com", {
       allowPrivate: false,
       lookup: answers("93.184.215.14", "10.0.0.7"),
     });
@@ -39,29 +32,33 @@ describe("resolveDestination", () => {
     });
   });
 
-  it("refuses a name pointing at metadata even with allowPrivate, but not the listed IP literal", async () => {
-    const byName = await resolveDestination("example.com", entry("example.com"), {
+  it("refuses metadata always: by name or as an IP literal, with or without allowPrivate", async () => {
+    const byName = await resolveDestination("example.com", {
       allowPrivate: true,
       lookup: answers("fd00:ec2::254"),
     });
     expect(byName).toMatchObject({ ok: false, refused: true, status: 403 });
     if (!byName.ok)
-      expect(byName.reason).toContain("a cloud metadata address (refused even with --allow-private)");
-
+      expect(byName.reason).toBe(
+        "example.com resolves to fd00:ec2::254, a cloud metadata address (always refused, even with --allow-private)",
+      );
     const lookup: Lookup = async () => {
-      throw new Error("an IP literal is never resolved");
+      throw new Error("an IP literal or a metadata name is never resolved");
     };
-    const literal = entry("169.254.169.254:80");
-    expect(await resolveDestination("169.254.169.254", literal, { allowPrivate: true, lookup })).toEqual({
-      ok: true,
-      addresses: ["169.254.169.254"],
-    });
-    expect(
-      await resolveDestination("169.254.169.254", literal, { allowPrivate: false, lookup }),
-    ).toMatchObject({
-      ok: false,
-      reason: "169.254.169.254 is a cloud metadata address (--allow-private would allow it)",
-    });
+    for (const allowPrivate of [true, false]) {
+      expect(await resolveDestination("169.254.169.254", { allowPrivate, lookup })).toEqual({
+        ok: false,
+        refused: true,
+        status: 403,
+        reason: "169.254.169.254 is a cloud metadata address (always refused, even with --allow-private)",
+      });
+      expect(await resolveDestination("Metadata.Google.Internal.", { allowPrivate, lookup })).toMatchObject({
+        ok: false,
+        status: 403,
+        reason:
+          "metadata.google.internal is a cloud metadata address (always refused, even with --allow-private)",
+      });
+    }
   });
 
   it("reports a name that does not resolve, or resolves to something that is not an address, as 502", async () => {
@@ -69,9 +66,7 @@ describe("resolveDestination", () => {
       throw Object.assign(new Error("getaddrinfo ENOTFOUND"), { code: "ENOTFOUND" });
     };
     for (const lookup of [failing, answers(), answers("127.0.0.1", "evil.test")]) {
-      expect(
-        await resolveDestination("example.com", entry("example.com"), { allowPrivate: true, lookup }),
-      ).toEqual({
+      expect(await resolveDestination("example.com", { allowPrivate: true, lookup })).toEqual({
         ok: false,
         refused: false,
         status: 502,

@@ -217,7 +217,7 @@ describe("EgressGateway: refusals", () => {
     const client = await connectThrough(gw.gateway.socketPath, "metadata.test:80");
     expect(client.status).toBe(403);
     await client.waitFor(
-      /169\.254\.169\.254, a cloud metadata address \(refused even with --allow-private\)/,
+      /169\.254\.169\.254, a cloud metadata address \(always refused, even with --allow-private\)/,
     );
     expect(gw.gateway.totals()).toMatchObject({ allowed: 0, denied: 1, hosts: [] });
   });

@@ -119,6 +119,13 @@ const npmInstall = async (example: DocExample, ctx: Context) => {
   expectOk(await exec(example, workspace, node.env), /added 1 package/);
 };
 
+/** `npm ci` in the Node case's project, its lockfile included: the same package installed from it. */
+const npmCi = async (example: DocExample, ctx: Context) => {
+  const node = ctx.registries.ecosystems.find((e) => e.name === "Node");
+  if (node === undefined) throw new Error("no Node case");
+  expectOk(await exec(example, ctx.workspace(node.project), node.env), /added 1 package/);
+};
+
 const HANDLING: Record<string, Handling> = {
   'bash scripts/setup.sh && node bin/harness.mjs run --workspace ./proj "Create hello.py that prints Hello, Agent Harness; run it and tell me its output"':
     {
@@ -217,6 +224,7 @@ const HANDLING: Record<string, Handling> = {
     },
   },
   "harness exec --workspace ./a --allow npm -- npm install": { run: npmInstall },
+  "harness exec --workspace ./a --allow npm -- npm ci": { run: npmCi },
   "harness exec --workspace ./b --allow npm -- npm install": { run: npmInstall },
   "harness exec -w ./proj --allow npm -- 'npm ci && npm test'": { ecosystem: "Node" },
   "harness exec -w ./proj --allow pypi -- 'python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/python -m unittest -v'":

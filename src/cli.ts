@@ -8,9 +8,10 @@ import { loadDotenvFile } from "./cli/dotenv-load.js";
 import { batchExitCodes, EXIT } from "./cli/exit-codes.js";
 import { Interrupts } from "./cli/interrupts.js";
 import { reportError } from "./cli/report-error.js";
+import { oneLineUsageErrors } from "./cli/usage-errors.js";
 import type { CliFlags } from "./config.js";
 import { RUNS_HELP } from "./runs/retention-defaults.js";
-import { addSettings } from "./settings/commander-options.js";
+import { addSettings, attachOptionalValues } from "./settings/commander-options.js";
 import { SETTINGS, type SettingKey } from "./settings/settings.js";
 import { sanitizeDebugLogs } from "./terminal/debug-log.js";
 import { HARNESS_VERSION } from "./version.js";
@@ -92,7 +93,6 @@ async function main(argv: string[]): Promise<number> {
   const program = new Command("harness")
     .description("Run an LLM coding agent on a project inside a hardened Docker sandbox.")
     .version(HARNESS_VERSION)
-    .showHelpAfterError()
     .exitOverride();
 
   addSettings(
@@ -388,8 +388,9 @@ async function main(argv: string[]): Promise<number> {
       exitCode = await rmCommand(flags);
     });
 
+  oneLineUsageErrors(program);
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(attachOptionalValues(argv));
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === "commander.helpDisplayed" || code === "commander.version" || code === "commander.help")

@@ -23,6 +23,10 @@ and says what to do. Exit status: 0 when harness can run, 1 when a check failed.
 
 type Flags = CliFlags & Record<string, unknown>;
 
+/** How a command that takes one run names it (src/runs/run-catalog.ts findRun, run-to-continue.ts namedRun). */
+const RUN_REF_HELP =
+  "a run: its id, a unique prefix or suffix of it (the pid), last or last~N (harness runs lists them), or a transcript path";
+
 /** What every command with a sandbox takes, in help's order. */
 const SANDBOX_KEYS = [
   "workspace",
@@ -110,10 +114,7 @@ async function main(argv: string[]): Promise<number> {
       "-c, --continue",
       "go on with the last run of this workspace: its conversation, its transcript, fresh limits",
     )
-    .option(
-      "--resume <id>",
-      "go on with this run: an id or unique prefix (harness runs lists them), or a transcript path",
-    )
+    .option("--resume <id>", `go on with this run: ${RUN_REF_HELP}`)
     .option(
       "--fork <run@step>",
       "a new run from step N of RUN: its first N steps' conversation, checkpoint N restored into --workspace (new or empty)",
@@ -219,7 +220,10 @@ async function main(argv: string[]): Promise<number> {
       .description(
         "re-run a transcript's bash calls in a fresh sandbox (without --workspace: a new temporary directory) and check they reproduce",
       )
-      .argument("<transcript>", "JSONL transcript written by harness run"),
+      .argument(
+        "<run>",
+        "a transcript (JSONL, written by harness run), or a past run: its id, a unique prefix or suffix of it, last or last~N",
+      ),
   )
     .option("--ignore-output", "compare exit codes only, not stdout and stderr")
     .option("--keep", "keep the temporary workspace afterwards")
@@ -230,9 +234,9 @@ async function main(argv: string[]): Promise<number> {
     .addOption(
       new Option("--output-format <format>", "report format").choices(["text", "json"]).default("text"),
     )
-    .action(async (transcript: string, flags: Flags) => {
+    .action(async (run: string, flags: Flags) => {
       const { replayCommand } = await import("./cli/replay-command.js");
-      exitCode = await replayCommand(transcript, flags, interrupts.begin());
+      exitCode = await replayCommand(run, flags, interrupts.begin());
     });
 
   const runs = program
@@ -248,7 +252,7 @@ async function main(argv: string[]): Promise<number> {
   runs
     .command("show")
     .description("show a run's steps: the task, each command with its exit code and notes, the final text")
-    .argument("<id>", "run id or a unique prefix of one (harness runs lists them), or a transcript path")
+    .argument("<id>", RUN_REF_HELP)
     .action(async (id: string) => {
       const { runsShowCommand } = await import("./cli/runs-command.js");
       exitCode = await runsShowCommand(id);
@@ -259,7 +263,7 @@ async function main(argv: string[]): Promise<number> {
     .description(
       "the files one step changed (or the whole run) as a unified diff, from the run's checkpoints",
     )
-    .argument("<id>", "run id or a unique prefix of one, or a transcript path")
+    .argument("<id>", RUN_REF_HELP)
     .option("--step <n>", "only this step's change (step N: the Nth tool call)")
     .addOption(new Option("--output-format <format>", "text (default) or json").choices(["text", "json"]))
     .action(async (id: string, _flags: unknown, command: Command) => {
@@ -275,7 +279,7 @@ async function main(argv: string[]): Promise<number> {
     .description(
       "write the workspace as it was after step N (0: before the first call) into a new or empty DIR",
     )
-    .argument("<id>", "run id or a unique prefix of one, or a transcript path")
+    .argument("<id>", RUN_REF_HELP)
     .requiredOption("--step <n>", "the step whose checkpoint to restore")
     .requiredOption("--to <dir>", "a new or empty directory")
     .action(async (id: string, flags: { step?: string; to?: string }) => {
@@ -287,7 +291,7 @@ async function main(argv: string[]): Promise<number> {
   runs
     .command("rm")
     .description("remove runs: their transcript and saved outputs (never one still running)")
-    .argument("<id...>", "run ids or unique prefixes")
+    .argument("<id...>", "runs: ids, unique prefixes or suffixes of them, last or last~N")
     .action(async (ids: string[]) => {
       const { runsRmCommand } = await import("./cli/runs-command.js");
       exitCode = await runsRmCommand(ids);

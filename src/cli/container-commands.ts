@@ -17,6 +17,13 @@ import { engineOf, podsCommand } from "./pods-command.js";
 import { openSandbox } from "./sandbox-from-config.js";
 
 export async function shellCommand(flags: CliFlags): Promise<number> {
+  // The shell is interactive (a TTY in the sandbox, stdin put in raw mode): without a terminal it
+  // would read nothing and end at once with nothing said.
+  if (!process.stdin.isTTY) {
+    throw new ConfigError(
+      "the shell needs a terminal, and stdin is not one: run commands with harness exec -- 'CMD' instead (or start the shell from a terminal; over ssh, ssh -t)",
+    );
+  }
   await using sandbox = await openSandbox(loadSandboxConfig(process.env, flags));
   const code = await sandbox.shell({ stdin: process.stdin, stdout: process.stdout });
   await reviewCopyChanges(sandbox, flags.apply);

@@ -22,7 +22,7 @@ import {
 } from "../sandbox/docker/container/container-registry.js";
 import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
 import { parseUserIds } from "../sandbox/sandbox-user.js";
-import { runsDir } from "../state/run-layout.js";
+import { runsDir, TRANSCRIPT_SUFFIX } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { RunStartEgress } from "../transcript/transcript-records.js";
 import { EXIT } from "./exit-codes.js";
@@ -45,8 +45,9 @@ export interface ReplayFlags extends CliFlags {
 const DEFAULT_OWNER = { uid: 1000, gid: 1000 };
 
 export async function replayCommand(run: string, flags: ReplayFlags, signal: AbortSignal): Promise<number> {
-  // A file that exists is the transcript; anything else names a past run (`last`, an id, a prefix).
-  const path = existsSync(run) ? run : namedRun(runsDir(process.env), run).transcriptPath;
+  // A path (or a file that exists) is the transcript; anything else names a past run (`last`, an id).
+  const isPath = run.includes("/") || run.endsWith(TRANSCRIPT_SUFFIX) || existsSync(run);
+  const path = isPath ? run : namedRun(runsDir(process.env), run).transcriptPath;
   const transcript = await readTranscript(path);
   missingSecrets(transcript.egress?.secrets ?? [], flags, process.env);
   const from = startingCheckpoint(path, flags.from);

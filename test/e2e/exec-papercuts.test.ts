@@ -5,7 +5,9 @@
  * line that names the value and the fix, checked through the built CLI.
  */
 import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { skipDocker } from "../support/docker-available.js";
 import { freePort } from "../support/publish-client.js";
@@ -114,6 +116,22 @@ describe.skipIf(skipDocker)("harness exec at a terminal", { timeout: 180_000 }, 
     ]);
     expect(run.stderr).toContain(
       "harness: the published ports closed with it: a server run by harness exec needs --timeout SECONDS as long as it should serve (it had 8)",
+    );
+  });
+
+  it("a missing image is one line that names it and says how to get it, also from devcontainer.json", async () => {
+    using ws = makeWorkspace();
+    const image = `harness-test-missing-${process.pid}:1`;
+    const run = await runCli(["exec", "--workspace", ws.path, "--image", image, "--", "true"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      `harness: image '${image}' is not on the engine, and harness never pulls: get it with \`docker pull ${image}\` (or build it), or pass another --image\n`,
+    );
+    writeFileSync(join(ws.path, ".devcontainer.json"), JSON.stringify({ image, remoteUser: "node" }));
+    const dev = await runCli(["exec", "--workspace", ws.path, "--devcontainer", "--", "true"]);
+    expect(dev.code).toBe(1);
+    expect(dev.stderr).toBe(
+      `harness: devcontainer.json's image '${image}' is not on the engine, and harness never pulls: get it with \`docker pull ${image}\` (or build it), or give devcontainer.json a 'build'\n`,
     );
   });
 

@@ -5,8 +5,9 @@
  * line that names the value and the fix, checked through the built CLI.
  */
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { skipDocker } from "../support/docker-available.js";
@@ -61,6 +62,25 @@ describe("harness shell without a terminal", () => {
     expect(run.stderr).toBe(
       "harness: the shell needs a terminal, and stdin is not one: run commands with harness exec -- 'CMD' instead (or start the shell from a terminal; over ssh, ssh -t)\n",
     );
+  });
+});
+
+describe("--engine kubernetes without a kubeconfig", () => {
+  it("is one line saying so and how to give one, not client-node's 'HTTP protocol is not allowed'", async () => {
+    using ws = makeWorkspace();
+    const home = mkdtempSync(join(tmpdir(), "harness-home-"));
+    try {
+      const run = await runCli(["exec", "--engine", "kubernetes", "-w", ws.path, "--", "true"], {
+        env: { HOME: home },
+        unset: ["KUBECONFIG"],
+      });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toBe(
+        "harness: no kubeconfig: KUBECONFIG is not set and ~/.kube/config does not exist: export KUBECONFIG=/path/to/kubeconfig (the file kubectl uses for the cluster)\n",
+      );
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
 

@@ -52,15 +52,17 @@ const ATTACHED = new Set(SETTING_LIST.filter((s) => s.attachedValue).map((s) => 
  * argv with each bare flag of an `attachedValue` setting written `--flag=`, so that commander, which
  * gives an optional value the next word, leaves that word to the task or the command:
  * `harness run --devcontainer "fix the tests"` is a task with the default devcontainer.json. Words
- * after `--` are left alone. A bare flag followed by a word ending in `.json` is refused: the user
- * meant it as the file (`--devcontainer=PATH`), and it would otherwise become part of the task.
+ * after `--` are left alone. A bare flag followed by a path ending in `.json` (one word, no space)
+ * is refused: the user meant it as the file (`--devcontainer=PATH`), and it would otherwise become
+ * part of the task.
  */
 export function attachOptionalValues(argv: readonly string[]): string[] {
   const end = argv.indexOf("--");
   return argv.map((arg, index) => {
     if ((end !== -1 && index > end) || !ATTACHED.has(arg)) return arg;
     const next = argv[index + 1];
-    if (next !== undefined && next !== "--" && next.endsWith(".json")) {
+    // A path, not a task that mentions one ("update package.json" has a space).
+    if (next !== undefined && /^\S+\.json$/.test(next)) {
       throw new ConfigError(
         `${arg} takes its file attached: ${arg}=${next} (a word after a bare ${arg} is the task's or the command's)`,
       );

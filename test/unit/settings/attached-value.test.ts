@@ -56,6 +56,8 @@ describe("--devcontainer's optional path", () => {
   });
 
   it("refuses a file given as the next word, in one line naming it and the fix", () => {
+    // A task that names a file is a task.
+    expect(parse(["run", "--devcontainer", "update package.json"]).operands).toEqual(["update package.json"]);
     expect(() => parse(["exec", "--devcontainer", ".devcontainer/x.json", "--", "id"])).toThrow(
       "--devcontainer takes its file attached: --devcontainer=.devcontainer/x.json (a word after a bare --devcontainer is the task's or the command's)",
     );

@@ -53,15 +53,16 @@ export async function kubernetesChecks(
   }
   const reach = await clusterCheck(cluster);
   if (reach.status === "fail") return [reach];
-  return [
-    reach,
-    await namespaceCheck(cluster),
-    await rbacCheck(cluster),
-    await podSecurityCheck(cluster, () => harnessPod(options)),
-    await imageCheck(cluster, options.image),
-    await runtimeClassCheck(cluster, options.runtime),
-    ...(await pidsChecks(cluster)),
-  ];
+  // Side by side (each is a round trip or a few), printed in this order.
+  const [namespace, rbac, podSecurity, image, runtimeClass, pids] = await Promise.all([
+    namespaceCheck(cluster),
+    rbacCheck(cluster),
+    podSecurityCheck(cluster, () => harnessPod(options)),
+    imageCheck(cluster, options.image),
+    runtimeClassCheck(cluster, options.runtime),
+    pidsChecks(cluster),
+  ]);
+  return [reach, namespace, rbac, podSecurity, image, runtimeClass, ...pids];
 }
 
 async function clusterCheck(cluster: Cluster): Promise<DoctorCheck> {

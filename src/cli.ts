@@ -10,9 +10,10 @@ import { reportError } from "./cli/report-error.js";
 import { Interrupts } from "./cli/session/interrupts.js";
 import { watchProcessEnds } from "./cli/session/process-ends.js";
 import { SessionEnd } from "./cli/session/session-end.js";
+import { oneLineUsageErrors } from "./cli/usage-errors.js";
 import type { CliFlags } from "./config.js";
 import { RUNS_HELP } from "./runs/retention-defaults.js";
-import { addSettings } from "./settings/commander-options.js";
+import { addSettings, attachOptionalValues } from "./settings/commander-options.js";
 import { SETTINGS, type SettingKey } from "./settings/settings.js";
 import { sanitizeDebugLogs } from "./terminal/debug-log.js";
 import { sanitizeForTerminal } from "./terminal/sanitize.js";
@@ -24,6 +25,10 @@ Each line is ok, warn (harness runs, with a limit worth knowing) or fail (harnes
 and says what to do. Exit status: 0 when harness can run, 1 when a check failed.`;
 
 type Flags = CliFlags & Record<string, unknown>;
+
+/** How a command that takes one run names it (src/runs/run-catalog.ts findRun, run-to-continue.ts namedRun). */
+const RUN_REF_HELP =
+  "a run: its id, a unique prefix or suffix of it (the pid), last or last~N (harness runs lists them), or a transcript path";
 
 /** What every command with a sandbox takes, in help's order. */
 const SANDBOX_KEYS = [
@@ -122,7 +127,6 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
   const program = new Command("harness")
     .description("Run an LLM coding agent on a project inside a hardened Docker sandbox.")
     .version(HARNESS_VERSION)
-    .showHelpAfterError()
     .exitOverride();
 
   addSettings(
@@ -140,10 +144,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       "-c, --continue",
       "go on with the last run of this workspace: its conversation, its transcript, fresh limits",
     )
-    .option(
-      "--resume <id>",
-      "go on with this run: an id or unique prefix (harness runs lists them), or a transcript path",
-    )
+    .option("--resume <id>", `go on with this run: ${RUN_REF_HELP}`)
     .option(
       "--fork <run@step>",
       "a new run from step N of RUN: its first N steps' conversation, checkpoint N restored into --workspace (new or empty)",
@@ -249,7 +250,10 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       .description(
         "re-run a transcript's bash calls in a fresh sandbox (without --workspace: a new temporary directory) and check they reproduce",
       )
-      .argument("<transcript>", "JSONL transcript written by harness run"),
+      .argument(
+        "<run>",
+        "a transcript (JSONL, written by harness run), or a past run: its id, a unique prefix or suffix of it, last or last~N",
+      ),
   )
     .option("--ignore-output", "compare exit codes only, not stdout and stderr")
     .option("--keep", "keep the temporary workspace afterwards")
@@ -260,9 +264,9 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     .addOption(
       new Option("--output-format <format>", "report format").choices(["text", "json"]).default("text"),
     )
-    .action(async (transcript: string, flags: Flags) => {
+    .action(async (run: string, flags: Flags) => {
       const { replayCommand } = await import("./cli/replay-command.js");
-      exitCode = await replayCommand(transcript, flags, interrupts);
+      exitCode = await replayCommand(run, flags, interrupts);
     });
 
   const runs = program
@@ -278,7 +282,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
   runs
     .command("show")
     .description("show a run's steps: the task, each command with its exit code and notes, the final text")
-    .argument("<id>", "run id or a unique prefix of one (harness runs lists them), or a transcript path")
+    .argument("<id>", RUN_REF_HELP)
     .action(async (id: string) => {
       const { runsShowCommand } = await import("./cli/runs-command.js");
       exitCode = await runsShowCommand(id);
@@ -289,7 +293,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     .description(
       "the files one step changed (or the whole run) as a unified diff, from the run's checkpoints",
     )
-    .argument("<id>", "run id or a unique prefix of one, or a transcript path")
+    .argument("<id>", RUN_REF_HELP)
     .option("--step <n>", "only this step's change (step N: the Nth tool call)")
     .addOption(new Option("--output-format <format>", "text (default) or json").choices(["text", "json"]))
     .action(async (id: string, _flags: unknown, command: Command) => {
@@ -305,7 +309,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     .description(
       "write the workspace as it was after step N (0: before the first call) into a new or empty DIR",
     )
-    .argument("<id>", "run id or a unique prefix of one, or a transcript path")
+    .argument("<id>", RUN_REF_HELP)
     .requiredOption("--step <n>", "the step whose checkpoint to restore")
     .requiredOption("--to <dir>", "a new or empty directory")
     .action(async (id: string, flags: { step?: string; to?: string }) => {
@@ -317,7 +321,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
   runs
     .command("rm")
     .description("remove runs: their transcript and saved outputs (never one still running)")
-    .argument("<id...>", "run ids or unique prefixes")
+    .argument("<id...>", "runs: ids, unique prefixes or suffixes of them, last or last~N")
     .action(async (ids: string[]) => {
       const { runsRmCommand } = await import("./cli/runs-command.js");
       exitCode = await runsRmCommand(ids);
@@ -421,8 +425,9 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       exitCode = await rmCommand(flags);
     });
 
+  oneLineUsageErrors(program);
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(attachOptionalValues(argv));
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === "commander.helpDisplayed" || code === "commander.version" || code === "commander.help")

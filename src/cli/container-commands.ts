@@ -18,6 +18,13 @@ import { openSandbox } from "./sandbox-from-config.js";
 import type { Interrupts } from "./session/interrupts.js";
 
 export async function shellCommand(flags: CliFlags, interrupts: Interrupts): Promise<number> {
+  // The shell is interactive (a TTY in the sandbox, stdin put in raw mode): without a terminal it
+  // would read nothing and end at once with nothing said.
+  if (!process.stdin.isTTY) {
+    throw new ConfigError(
+      "the shell needs a terminal, and stdin is not one: run commands with harness exec -- 'CMD' instead (or start the shell from a terminal; over ssh, ssh -t)",
+    );
+  }
   await using sandbox = await openSandbox(loadSandboxConfig(process.env, flags), {
     session: interrupts.session,
   });

@@ -74,6 +74,7 @@ async function kubernetesDoctor(sandbox: SandboxConfig, env: NodeJS.ProcessEnv):
     namespace: sandbox.namespace,
     image: sandbox.image ?? defaultPodImage(),
     runtime: sandbox.runtime,
+    sandbox,
   });
   checks.push(await workspaceCheck(sandbox.workspace, sandbox.user));
   const state = await freeDiskCheck("state dir disk", harnessStateDir(env));

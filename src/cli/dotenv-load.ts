@@ -7,6 +7,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } fr
 import { dirname, join } from "node:path";
 import { parse } from "dotenv";
 import { isProcessAlive } from "../state/liveness.js";
+import { malformedDotenvLines, malformedDotenvNotes } from "./dotenv-malformed.js";
 import { type DotenvFacts, type Doubt, decideDotenv } from "./dotenv-policy.js";
 import {
   addHash,
@@ -107,6 +108,11 @@ export function loadDotenvFile(
     if (!Object.hasOwn(env, key)) env[key] = value;
   }
   for (const line of decision.lines) say(line);
+  // A line dotenv skips would leave its key "not set" with nothing said why.
+  if (read.kind === "file") {
+    for (const note of malformedDotenvNotes(path, malformedDotenvLines(read.content)))
+      say(`harness: ${note}`);
+  }
   if (read.kind !== "file" || facts.kind !== "file") return;
   const trustNow = facts.doubt === undefined && !record?.trusted.includes(read.hash);
   if (facts.changed || trustNow) {

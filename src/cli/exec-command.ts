@@ -1,31 +1,58 @@
 /** `harness exec --workspace DIR -- CMD`: one command through the sandbox path, exiting with its code. */
-import { type CliFlags, loadSandboxConfig } from "../config.js";
-import type { EgressDenial } from "../sandbox/sandbox.js";
+import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../config.js";
+import type { EgressDenial, ExecResult } from "../sandbox/sandbox.js";
 import { visibleControls } from "../text/visible-controls.js";
 import { processReviewIo, reviewCopyChanges } from "./copy-changes.js";
 import { ExecOutput } from "./exec-output.js";
 import { EXIT } from "./exit-codes.js";
+import { IGNORED_STDIN_LINE, type IgnoredStdin, watchIgnoredStdin } from "./ignored-stdin.js";
 import { openSandbox } from "./sandbox-from-config.js";
 import type { Interrupts } from "./session/interrupts.js";
 
 export async function execCommand(args: string[], flags: CliFlags, interrupts: Interrupts): Promise<number> {
   const output = new ExecOutput({ stdout: process.stdout, stderr: process.stderr });
   const config = loadSandboxConfig(process.env, flags);
-  const command = commandLine(args);
+  const stdin = watchIgnoredStdin();
+  try {
+    return await execInSandbox(commandLine(args), config, flags, interrupts, output, stdin);
+  } finally {
+    stdin.stop();
+  }
+}
+
+async function execInSandbox(
+  command: string,
+  config: SandboxConfig,
+  flags: CliFlags,
+  interrupts: Interrupts,
+  output: ExecOutput,
+  stdin: IgnoredStdin,
+): Promise<number> {
   const signal = interrupts.begin();
   await using sandbox = await openSandbox(config, { session: interrupts.session });
   if (output.broken) return EXIT.brokenPipe;
   // Backpressure: a slow reader pauses the command instead of filling harness's memory; a reader
   // that goes away (`| head -1`) stops the command, killed in the container like a cancel.
-  const result = await sandbox.exec(command, {
-    signal: AbortSignal.any([signal, output.signal]),
-    onOutput: output.write,
-  });
+  let result: ExecResult;
+  try {
+    result = await sandbox.exec(command, {
+      signal: AbortSignal.any([signal, output.signal]),
+      onOutput: output.write,
+    });
+  } finally {
+    output.finish();
+  }
+  if (stdin.stop()) output.note(IGNORED_STDIN_LINE);
   for (const notice of result.notices) output.note(notice);
   for (const line of egressDenialLines(result.egressDenied ?? [])) output.note(line);
   // A broken pipe is reported by the exit code alone, as a shell does; harness cancelled the command.
   if (!output.broken && (result.timedOut || result.isCanceled || result.oomKilled))
     output.note(result.shortMessage);
+  if (result.timedOut && (config.publish?.length ?? 0) > 0) {
+    output.note(
+      `the published ports closed with it: a server run by harness exec needs --timeout SECONDS as long as it should serve (it had ${config.timeoutMs / 1000})`,
+    );
+  }
   // Copy mode: the command's changes are shown, and applied only when asked, before the exit.
   await reviewCopyChanges(sandbox, flags.apply, processReviewIo(interrupts.session.signal));
   if (output.broken) return EXIT.brokenPipe;

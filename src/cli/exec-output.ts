@@ -5,7 +5,9 @@
  * no host memory. A stream whose reader went away (EPIPE) aborts the command, which is then killed
  * inside the container, as SIGPIPE ends a command in a shell pipeline.
  */
+import { CommandOutputStream } from "../terminal/command-output.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
+import { colorEnabled } from "../terminal/style.js";
 
 type StreamName = "stdout" | "stderr";
 
@@ -24,8 +26,13 @@ export class ExecOutput {
   private readonly failed = new Set<StreamName>();
   /** One wait per full stream, shared by every write made meanwhile (a read brings many frames). */
   private readonly draining: Partial<Record<StreamName, Promise<void>>> = {};
+  /** A terminal's view of each stream (colour kept, every other control shown); none when piped. */
+  private readonly terminal: Partial<Record<StreamName, CommandOutputStream>> = {};
 
-  constructor(private readonly streams: Record<StreamName, OutputStream>) {
+  constructor(
+    private readonly streams: Record<StreamName, OutputStream>,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
     for (const name of ["stdout", "stderr"] as const) {
       // Kept for the life of the process: a later write to a closed pipe must not crash either.
       streams[name].on("error", () => {
@@ -49,13 +56,26 @@ export class ExecOutput {
   readonly write = (name: StreamName, chunk: Buffer): Promise<void> | undefined => {
     if (this.broken) return undefined;
     const stream = this.streams[name];
-    // Piped output stays byte-exact; a terminal gets no control sequences from the sandbox.
-    if (stream.write(stream.isTTY ? sanitizeForTerminal(chunk.toString("utf8")) : chunk)) return undefined;
+    // Piped output stays byte-exact; a terminal gets no control sequences from the sandbox but colour.
+    if (stream.isTTY) this.terminal[name] ??= new CommandOutputStream(colorEnabled(stream, this.env));
+    const terminal = this.terminal[name];
+    if (stream.write(terminal ? terminal.write(chunk) : chunk)) return undefined;
     this.draining[name] ??= this.drained(stream).finally(() => {
       delete this.draining[name];
     });
     return this.draining[name];
   };
+
+  /**
+   * The command's output is over: on a terminal, what was held back (an unfinished sequence) and a
+   * reset of a colour the command left on, so that it does not paint what comes after.
+   */
+  finish(): void {
+    for (const name of ["stdout", "stderr"] as const) {
+      const rest = this.terminal[name]?.end() ?? "";
+      if (rest !== "" && !this.failed.has(name)) this.streams[name].write(rest);
+    }
+  }
 
   /** One line of harness's own on stderr, unless stderr is gone. */
   note(text: string): void {

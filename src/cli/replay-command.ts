@@ -1,8 +1,9 @@
 /**
- * `harness replay TRANSCRIPT`: re-runs a transcript's recorded bash calls in a fresh, throwaway
+ * `harness replay TRANSCRIPT|RUN`: re-runs a transcript's recorded bash calls in a fresh, throwaway
  * sandbox, without a model, and reports whether each reproduced. Exit 0 when all did, 5 when one
  * diverged, 2 when the transcript cannot be read.
  */
+import { existsSync } from "node:fs";
 import { chown, mkdtemp, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -13,12 +14,14 @@ import { ConfigError } from "../errors.js";
 import { formatCall, formatSummary, reportToJson } from "../replay/format-report.js";
 import { readTranscript } from "../replay/read-transcript.js";
 import { type ReplayReport, replayCalls } from "../replay/replay.js";
+import { namedRun } from "../runs/run-to-continue.js";
 import {
   listHarnessContainers,
   removeHarnessContainers,
 } from "../sandbox/docker/container/container-registry.js";
 import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
 import { parseUserIds } from "../sandbox/sandbox-user.js";
+import { runsDir, TRANSCRIPT_SUFFIX } from "../state/run-layout.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { RunStartEgress } from "../transcript/transcript-records.js";
 import { EXIT } from "./exit-codes.js";
@@ -44,11 +47,14 @@ export interface ReplayFlags extends CliFlags {
 const DEFAULT_OWNER = { uid: 1000, gid: 1000 };
 
 export async function replayCommand(
-  path: string,
+  run: string,
   flags: ReplayFlags,
   interrupts: Interrupts,
 ): Promise<number> {
   const signal = interrupts.begin();
+  // A path (or a file that exists) is the transcript; anything else names a past run (`last`, an id).
+  const isPath = run.includes("/") || run.endsWith(TRANSCRIPT_SUFFIX) || existsSync(run);
+  const path = isPath ? run : namedRun(runsDir(process.env), run).transcriptPath;
   const transcript = await readTranscript(path);
   missingSecrets(transcript.egress?.secrets ?? [], flags, process.env);
   const from = startingCheckpoint(path, flags.from);

@@ -14,7 +14,9 @@ export function describeError(error: unknown): string {
   if (error instanceof ModelError && error.requestID)
     return `${error.message} (request id ${error.requestID})`;
   if (error instanceof HarnessError) return error.message;
-  const message = error instanceof Error ? error.message : String(error);
+  // A library may reject with a plain object (an event, a status): its message, never "[object Object]".
+  const own = (error as { message?: unknown } | null | undefined)?.message;
+  const message = error instanceof Error ? error.message : typeof own === "string" ? own : safeText(error);
   return `internal error: ${message} (set DEBUG=harness:* for details)`;
 }
 
@@ -32,4 +34,13 @@ function isCommanderUsageError(error: unknown): boolean {
     typeof (error as { code?: unknown })?.code === "string" &&
     String((error as { code: string }).code).startsWith("commander.")
   );
+}
+
+function safeText(value: unknown): string {
+  if (typeof value !== "object" || value === null) return String(value);
+  try {
+    return JSON.stringify(value).slice(0, 300);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }

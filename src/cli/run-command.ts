@@ -238,15 +238,19 @@ async function promptLoop(
   rl.setPrompt("harness> ");
   let history = initialHistory;
   let code: number = EXIT.ok;
+  // Ctrl-D ends the input with the cursor after the prompt: what harness says next starts a line.
+  let endOfInput = true;
   try {
     rl.prompt();
     for await (const line of rl) {
       const text = line.trim();
+      endOfInput = false;
       if (!text || text === "exit" || text === "q") break;
       const result = await runTurn(text, history);
       history = result.messages;
       code = exitCodeFor(result.status);
       if (result.status === "error" || interrupts.ending) break;
+      endOfInput = true;
       rl.prompt();
     }
   } finally {
@@ -254,5 +258,6 @@ async function promptLoop(
     process.stdin.off("error", close);
     rl.close();
   }
+  if (tty && endOfInput) process.stdout.write("\n");
   return code;
 }

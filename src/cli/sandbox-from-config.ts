@@ -3,6 +3,7 @@ import type { SandboxConfig } from "../config.js";
 import { CanceledError } from "../errors.js";
 import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
 import type { KubernetesSandbox } from "../sandbox/kubernetes/kubernetes-sandbox.js";
+import type { PublishMonitor } from "../sandbox/sandbox.js";
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type { PostCreateRun } from "../transcript/transcript-records.js";
 import { watchEnvFiles } from "./env-file-watch.js";
@@ -32,7 +33,9 @@ export async function openSandbox(
     ((line: string) => process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`));
   // Every sandbox, whatever the command: what it could write includes a `.env` harness loads later.
   const watch = watchEnvFiles(config.workspace);
-  for (const line of config.devcontainer?.ignored ?? []) say(line);
+  // What devcontainer.json asked for and did not get: said when its container is made (or when the
+  // open fails), not again on every command that reuses it.
+  const ignored = config.devcontainer?.ignored ?? [];
   const opening = openEngineSandbox(config, options, say).then((sandbox) => ({
     sandbox,
     ownStop: sandbox.stop.bind(sandbox),
@@ -52,16 +55,19 @@ export async function openSandbox(
   try {
     ({ sandbox } = await opening);
   } catch (error) {
+    for (const line of ignored) say(line);
     await stop();
     throw error;
   }
   sandbox.stop = stop;
+  if ("acquired" in sandbox && sandbox.acquired === "created") for (const line of ignored) say(line);
   for (const line of postCreateLines(sandbox)) say(line);
   for (const { port, hostPort } of sandbox.published?.ports ?? []) {
     // Publishing adds no interface; whether the sandbox has a network is --network's doing.
     const network = config.network === "none" ? " (the sandbox still has no network)" : "";
     say(`sandbox port ${port} published at 127.0.0.1:${hostPort}${network}`);
   }
+  if (sandbox.published !== undefined) sayUnreachedPorts(sandbox.published, say);
   return sandbox;
 }
 
@@ -101,18 +107,45 @@ export function postCreateLines(
 ): string[] {
   // A pod runs no postCreateCommand: --devcontainer is refused on --engine kubernetes.
   if (!("postCreate" in sandbox) || sandbox.postCreate === undefined) return [];
-  const { command, result } = sandbox.postCreate;
+  const { command, result, again } = sandbox.postCreate;
+  const failed = result.timedOut || result.exitCode !== 0;
   const end = result.timedOut
     ? "timed out"
     : result.exitCode === 0
       ? "done"
       : `failed (exit ${result.exitCode})`;
+  const retry = failed
+    ? " (it runs again with the next command here until it succeeds; a changed devcontainer.json makes a new container)"
+    : "";
   const lines = [
-    `devcontainer postCreateCommand ran as ${sandbox.resolvedSettings.user}: ${command}: ${end}`,
+    `devcontainer postCreateCommand ran${again ? " again (it failed before)" : ""} as ${sandbox.resolvedSettings.user}: ${command}: ${end}${retry}`,
   ];
   for (const stream of [result.stdout, result.stderr]) {
     for (const line of stream.trimEnd().split("\n").slice(-10)) if (line !== "") lines.push(`  ${line}`);
   }
   for (const notice of result.notices) lines.push(notice);
   return lines;
+}
+
+/**
+ * One line per published port when a connection to it found nothing listening in the sandbox (the
+ * client saw the connection reset), once until a connection gets through again: a browser retries.
+ */
+function sayUnreachedPorts(published: PublishMonitor, say: (line: string) => void): void {
+  const unreached = new Set<number>();
+  published.subscribe((record) => {
+    if (record.error === undefined) {
+      unreached.delete(record.port);
+      return;
+    }
+    if (unreached.has(record.port)) return;
+    unreached.add(record.port);
+    // port-forward.py says "127.0.0.1:PORT: Connection refused" when nothing listens there.
+    const advice = /refused/i.test(record.error)
+      ? `: start the server on the sandbox's 127.0.0.1:${record.port} and keep it running (harness exec: give it --timeout SECONDS as long as it should serve; run and mcp: start it in the background with &)`
+      : "";
+    say(
+      `published port ${record.port} (127.0.0.1:${record.hostPort}): a connection could not be forwarded: ${record.error}${advice}`,
+    );
+  });
 }

@@ -1,5 +1,5 @@
 /**
- * `--devcontainer [PATH]`: reads a devcontainer.json (JSONC) from the workspace and turns the parts
+ * `--devcontainer[=PATH]`: reads a devcontainer.json (JSONC) from the workspace and turns the parts
  * harness applies (image or build, containerEnv/remoteEnv, remoteUser/containerUser,
  * postCreateCommand) into a `DevcontainerRequest`. Untrusted input: the sandbox may have written the
  * file in an earlier run. So every path stays inside the workspace (no `..`, no absolute path, no
@@ -77,7 +77,7 @@ function defaultFile(root: string): string {
     }
   }
   throw new ConfigError(
-    `--devcontainer: no ${DEFAULT_DEVCONTAINER_FILES.join(" or ")} in the workspace '${root}' (or name the file: --devcontainer PATH)`,
+    `--devcontainer: no ${DEFAULT_DEVCONTAINER_FILES.join(" or ")} in the workspace '${root}' (or name the file: --devcontainer=PATH)`,
   );
 }
 

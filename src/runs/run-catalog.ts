@@ -1,7 +1,7 @@
 /**
  * The past runs in the runs directory, newest first, each with what its transcript says (read at its
- * ends only, run-summary.ts), its cost and its size on disk; and finding one run by its id or a
- * unique prefix of it.
+ * ends only, run-summary.ts), its cost and its size on disk; and finding one run by its id, a
+ * unique prefix or suffix of it, or `last~N`.
  */
 import type { ExitStatus } from "../agent/exit-status.js";
 import { ConfigError } from "../errors.js";
@@ -159,21 +159,44 @@ function noUsage(): TokenUsage {
 }
 
 /**
- * The run whose id is `query`, or the only one whose id starts with it. Throws `ConfigError` when none
- * or several match (naming a few, so the user can give more of the id).
+ * The run `query` names: `last` (the newest: latest start) or `last~N` (the Nth before it, as
+ * `harness runs` lists them), its whole id, or the only one whose id starts or ends with it (a few
+ * leading characters of the time, or the pid at its end). Throws `ConfigError` when none or several
+ * match (naming a few, so the user can give more of the id).
  */
 export function findRun<R extends { id: string }>(runs: readonly R[], query: string): R {
   const wanted = query.trim();
   if (wanted === "") throw new ConfigError("give a run id (harness runs lists them)");
   const exact = runs.find((run) => run.id === wanted);
   if (exact !== undefined) return exact;
-  const matches = runs.filter((run) => run.id.startsWith(wanted)).sort((a, b) => (a.id < b.id ? 1 : -1));
+  const back = /^last(?:~(\d+))?$/.exec(wanted);
+  if (back !== null) return nthNewest(runs, Number(back[1] ?? 0), wanted);
+  const matches = runs
+    .filter((run) => run.id.startsWith(wanted) || run.id.endsWith(wanted))
+    .sort((a, b) => (a.id < b.id ? 1 : -1));
   const only = matches[0];
   if (only !== undefined && matches.length === 1) return only;
-  if (matches.length === 0) throw new ConfigError(`no run '${wanted}' (harness runs lists them)`);
+  if (matches.length === 0)
+    throw new ConfigError(
+      `no run '${wanted}' (harness runs lists them; an id, a unique prefix or suffix of one, last or last~N)`,
+    );
   const shown = matches.slice(0, 5).map((run) => run.id);
   const more = matches.length > shown.length ? `, and ${matches.length - shown.length} more` : "";
   throw new ConfigError(
     `'${wanted}' matches ${matches.length} runs: ${shown.join(", ")}${more}; give more of the id`,
+  );
+}
+
+/** The run `back` places before the newest (by the start time in its id; ties by id). */
+function nthNewest<R extends { id: string }>(runs: readonly R[], back: number, query: string): R {
+  const newestFirst = [...runs].sort(
+    (a, b) => (startOfRunId(b.id) ?? 0) - (startOfRunId(a.id) ?? 0) || (a.id < b.id ? 1 : -1),
+  );
+  const run = newestFirst[back];
+  if (run !== undefined) return run;
+  throw new ConfigError(
+    runs.length === 0
+      ? `no run '${query}': there are no runs yet`
+      : `no run '${query}': there ${runs.length === 1 ? "is 1 run" : `are ${runs.length} runs`} (last~${runs.length - 1} is the oldest)`,
   );
 }

@@ -111,6 +111,7 @@ export const SANDBOX_SETTINGS = {
   devcontainer: {
     // Flag only: a `.env` or a task must not choose what image and user the sandbox gets.
     flag: "--devcontainer [path]",
-    help: "take the image or Dockerfile build, containerEnv, remoteUser and postCreateCommand from this devcontainer.json (a bare flag: the workspace's .devcontainer/devcontainer.json); fields that would weaken the sandbox are ignored",
+    help: "take the image or Dockerfile build, containerEnv, remoteUser and postCreateCommand from this devcontainer.json (--devcontainer=PATH; a bare flag: the workspace's .devcontainer/devcontainer.json); fields that would weaken the sandbox are ignored",
+    attachedValue: true,
   },
 } as const satisfies Record<string, Setting>;

@@ -36,6 +36,12 @@ export interface Setting<T = unknown> {
   envSeparator?: RegExp;
   /** The only values commander accepts (a usage error names them). */
   choices?: readonly string[];
+  /**
+   * An optional value (`flag: "--devcontainer [path]"`) given only attached, `--devcontainer=PATH`,
+   * as GNU getopt takes optional values: a bare flag never takes the next word, which is the task's
+   * or the command's (commander would take it; `attachOptionalValues` keeps it from doing so).
+   */
+  attachedValue?: true;
   /** `--no-FLAG` as well (`--no-protect`, `--no-apply`), with this help. */
   negation?: string;
   /** A batch task may set it (TASKS.jsonl; docs/batch.md). */

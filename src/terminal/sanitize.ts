@@ -22,7 +22,9 @@
  * and carriage returns are escaped too (`\n`, `\t`, `\r`): for a name or a message that is printed
  * as one line, so it cannot start a line of its own that looks like harness's.
  *
- * Only for terminal text: transcripts, saved outputs and JSON keep the bytes as they were.
+ * Only for terminal text: transcripts, saved outputs and JSON keep the bytes as they were. A
+ * command's own output on a terminal goes through command-output.ts, which lets plain SGR colour
+ * through and shows everything else with this function.
  */
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Shows a run to a person: streamed assistant text, each command as `$ cmd`, the first lines of its
  * output and a one-line status, then a summary. Everything that came from the sandbox or the model
- * goes through `sanitizeForTerminal` first: both can print escape sequences.
+ * goes through `sanitizeForTerminal` first: both can print escape sequences. A command's output goes
+ * through `commandLine`, which lets its plain colours through (command-output.ts).
  */
 import type { AgentRunResult } from "../agent/agent-types.js";
 import type { ContextEdit } from "../agent/context/context-edits.js";
@@ -11,6 +12,7 @@ import { formatUsd } from "../model/pricing.js";
 import type { ExecResult } from "../sandbox/sandbox.js";
 import { formatBytes, formatDuration } from "../text/units.js";
 import type { ToolCall, ToolResult } from "../tools/tool.js";
+import { commandLine } from "./command-output.js";
 import { LiveOutput } from "./live-output.js";
 import { sanitizeForTerminal } from "./sanitize.js";
 import { createStyle, type Style } from "./style.js";
@@ -55,8 +57,9 @@ export function createTerminalRenderer(options: TerminalRendererOptions): AgentE
 
   // The command running now, with the lines of its output already shown live.
   let live: { call: ToolCall; output: LiveOutput } | undefined;
+  // A command's own colours are kept on a colour terminal (and dropped otherwise); nothing else is.
   const liveLine = (stream: "stdout" | "stderr", text: string) => {
-    const shown = `  ${clip(sanitizeForTerminal(text))}`;
+    const shown = `  ${commandLine(text, options.color, MAX_LINE_CHARS)}`;
     line(stream === "stdout" ? style.dim(shown) : style.error(shown));
   };
 
@@ -104,7 +107,7 @@ export function createTerminalRenderer(options: TerminalRendererOptions): AgentE
         // The first lines were shown as they came; only say whether there was more.
         if (streamed.finish().more) line(style.dim("  …"));
       } else {
-        for (const text of preview(result.exec, previewLines, style)) line(text);
+        for (const text of preview(result.exec, previewLines, style, options.color)) line(text);
       }
       line(statusLine(result, result.exec, style));
     },
@@ -141,18 +144,19 @@ function describeCall(call: ToolCall): string {
   return `→ ${sanitizeForTerminal(call.name)} ${clip(sanitizeForTerminal(JSON.stringify(call.input) ?? ""))}`;
 }
 
-function preview(exec: ExecResult, maxLines: number, style: Style): string[] {
+function preview(exec: ExecResult, maxLines: number, style: Style, colour: boolean): string[] {
   const lines = [
-    ...outputLines(exec.stdout).map((text) => style.dim(`  ${clip(text)}`)),
-    ...outputLines(exec.stderr).map((text) => style.error(`  ${clip(text)}`)),
+    ...outputLines(exec.stdout, colour).map((text) => style.dim(`  ${text}`)),
+    ...outputLines(exec.stderr, colour).map((text) => style.error(`  ${text}`)),
   ];
   if (lines.length <= maxLines) return lines;
   return [...lines.slice(0, maxLines), style.dim(`  … ${lines.length - maxLines} more lines`)];
 }
 
-function outputLines(text: string): string[] {
-  const clean = sanitizeForTerminal(text).replace(/\n+$/, "");
-  return clean === "" ? [] : clean.split("\n");
+/** A command's output as terminal lines, each cut to fit (its colours as `commandLine` keeps them). */
+function outputLines(text: string, colour: boolean): string[] {
+  const lines = text.replace(/\r\n?/g, "\n").replace(/\n+$/, "");
+  return lines === "" ? [] : lines.split("\n").map((line) => commandLine(line, colour, MAX_LINE_CHARS));
 }
 
 function statusLine(result: ToolResult, exec: ExecResult, style: Style): string {

@@ -53,7 +53,7 @@ describe.skipIf(skipKubernetes)("the CLI with --engine kubernetes", { timeout: 1
     expect(run.stderr).toMatch(/cannot mount this machine's directory/);
   });
 
-  it("doctor checks the cluster, the namespace, RBAC and the image", async () => {
+  it("doctor checks the cluster, the namespace, RBAC, Pod Security and the image", async () => {
     using ws = makeWorkspace();
     const run = await runCli(["doctor", "--engine", "kubernetes", "-w", ws.path, "--output-format", "json"], {
       env: env(),
@@ -65,6 +65,7 @@ describe.skipIf(skipKubernetes)("the CLI with --engine kubernetes", { timeout: 1
     expect(status.get(`namespace ${TEST_NAMESPACE}`)).toBe("ok");
     expect(status.get("rbac")).toBe("ok");
     expect(status.get("image")).toBe("ok");
+    expect(status.get(`pod security ${TEST_NAMESPACE}`)).toBe("ok");
   });
 
   it("ps lists pods, not containers", async () => {

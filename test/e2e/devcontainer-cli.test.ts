@@ -149,6 +149,65 @@ describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 },
     rmSync(transcriptPath.replace(/\.jsonl$/, ".checkpoints"), { recursive: true, force: true });
   });
 
+  it("harness run -w DIR --devcontainer TASK: the word after the bare flag is the task, not a file", async () => {
+    using ws = makeWorkspace("harness-devc-");
+    await using _container = removesContainerOf(ws.path);
+    const base = (await runCli(["image"])).stdout.trim().split("\n").pop() ?? "";
+    writeFileSync(join(ws.path, ".devcontainer.json"), JSON.stringify({ image: base }));
+    fake.api.enqueue(toolUseReply("bash", { command: "echo from-the-task" }), textReply("Done."));
+    const transcriptPath = join(tmpdir(), `harness-devc-order-${process.pid}-${Date.now()}.jsonl`);
+    const run = await runCli(
+      ["run", "-w", ws.path, "--transcript", transcriptPath, "--devcontainer", "say hello from the task"],
+      { env: fake.env },
+    );
+    expect(run.stderr).not.toContain("ENOENT");
+    expect(run.code).toBe(0);
+    expect(JSON.stringify(fake.api.requests[0]?.body.messages)).toContain("say hello from the task");
+    // A path still works, attached.
+    const file = join(ws.path, ".devcontainer.json");
+    const exec = await runCli(["exec", "-w", ws.path, `--devcontainer=${file}`, "echo", "ok"]);
+    expect(exec.stderr).toBe("");
+    expect(exec.stdout).toBe("ok\n");
+    rmSync(transcriptPath, { force: true });
+    rmSync(transcriptPath.replace(/\.jsonl$/, ".checkpoints"), { recursive: true, force: true });
+  });
+
+  it("runs a failed postCreateCommand again with the next command, and says the ignored fields once per container", async () => {
+    using ws = makeWorkspace("harness-devc-");
+    await using _container = removesContainerOf(ws.path);
+    const base = (await runCli(["image"])).stdout.trim().split("\n").pop() ?? "";
+    writeFileSync(
+      join(ws.path, ".devcontainer.json"),
+      JSON.stringify({
+        image: base,
+        forwardPorts: [3000],
+        postCreateCommand: "test -e ready || { echo 'not ready yet'; exit 3; }; echo set-up >> setup-runs",
+      }),
+    );
+    const exec = () => runCli(["exec", "--workspace", ws.path, "--devcontainer", "--", "true"]);
+    const first = await exec();
+    expect(first.code).toBe(0);
+    expect(first.stderr).toMatch(/devcontainer\.json: forwardPorts ignored: .*--publish/);
+    expect(first.stderr).toMatch(
+      /devcontainer postCreateCommand ran as 1000:1000: .*: failed \(exit 3\) \(it runs again with the next command here until it succeeds; a changed devcontainer\.json makes a new container\)\n/,
+    );
+    expect(first.stderr).toContain("  not ready yet");
+
+    writeFileSync(join(ws.path, "ready"), "");
+    const second = await exec();
+    expect(second.code).toBe(0);
+    expect(second.stderr).toMatch(
+      /devcontainer postCreateCommand ran again \(it failed before\) as 1000:1000: .*: done\n/,
+    );
+    // The container is the same one: what devcontainer.json asked for and did not get was said already.
+    expect(second.stderr).not.toContain("forwardPorts ignored");
+
+    const third = await exec();
+    expect(third.stderr).not.toContain("postCreateCommand");
+    expect(third.stderr).not.toContain("forwardPorts ignored");
+    expect(readFileSync(join(ws.path, "setup-runs"), "utf8")).toBe("set-up\n");
+  });
+
   it("refuses, in one line naming the value and the fix, a remoteUser that is not the workspace owner", async () => {
     using ws = makeWorkspace("harness-devc-");
     const base = (await runCli(["image"])).stdout.trim().split("\n").pop() ?? "";

@@ -1,4 +1,13 @@
-import { chmodSync, chownSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -6,6 +15,7 @@ import { listHarnessContainers } from "../../src/sandbox/docker/container/contai
 import { connectDocker } from "../../src/sandbox/docker/engine/docker-client.js";
 import { skipDocker } from "../support/docker-available.js";
 import { runCli } from "../support/run-cli.js";
+import { makeStateHome, runIdAt } from "../support/run-fixtures.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../support/workspace.js";
 
 const EXAMPLE = fileURLToPath(new URL("../../examples/hello/transcript.jsonl", import.meta.url));
@@ -29,6 +39,21 @@ describe.skipIf(skipDocker)("harness replay end to end", () => {
     expect(run.stderr).toContain(`in ${workspace}`);
     expect(existsSync(workspace)).toBe(false);
     expect(await containersFor(workspace)).toEqual([]);
+  });
+
+  it("replays a past run named by last or its id, as well as a transcript path", async () => {
+    using state = makeStateHome();
+    const id = runIdAt(Date.now() - 60_000);
+    copyFileSync(EXAMPLE, join(state.runs, `${id}.jsonl`));
+    for (const name of ["last", id.slice(-12)]) {
+      const run = await runCli(["replay", name], { env: { XDG_STATE_HOME: state.home } });
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain(`from ${join(state.runs, `${id}.jsonl`)}`);
+      expect(run.stdout).toContain("reproduced: 2 of 2 replayed calls matched");
+    }
+    const none = await runCli(["replay", "last~1"], { env: { XDG_STATE_HOME: state.home } });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toBe("harness: no run 'last~1': there is 1 run (last~0 is the oldest)\n");
   });
 
   it("keeps the workspace with --keep and reports as one JSON object", async () => {

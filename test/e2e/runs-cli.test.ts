@@ -66,6 +66,22 @@ describe("harness runs end to end", () => {
     expect(ambiguous.stderr).toMatch(/^harness: '2' matches 3 runs: .*; give more of the id\n$/);
   });
 
+  it("names a run by last, last~N, or a unique suffix (the pid) as well as its id", async () => {
+    using state = makeStateHome();
+    const ids = fixtures(state.runs);
+    const mine = runIdAt(NOW - 2 * DAY + 1000, 4242);
+    writeRun(state.runs, mine, { startMs: NOW - 2 * DAY + 1000, mtimeMs: NOW, run: { task: "by pid" } });
+    const env = { XDG_STATE_HOME: state.home };
+    const show = async (id: string) => (await runCli(["runs", "show", id], { env })).stdout;
+    expect(await show("last")).toContain(`run        ${ids[2]}`);
+    expect(await show("last~1")).toContain(`run        ${mine}`);
+    expect(await show("last~3")).toContain(`run        ${ids[0]}`);
+    expect(await show("4242")).toContain(`run        ${mine}`);
+    const beyond = await runCli(["runs", "show", "last~4"], { env });
+    expect(beyond.code).toBe(2);
+    expect(beyond.stderr).toBe("harness: no run 'last~4': there are 4 runs (last~3 is the oldest)\n");
+  });
+
   it("removes one run, and prunes by age while leaving a --transcript file elsewhere alone", async () => {
     using state = makeStateHome();
     const ids = fixtures(state.runs);

@@ -20,9 +20,10 @@ import {
 } from "./devcontainer/devcontainer-plan.js";
 import { type DockerSandboxOptions, resolveSettings } from "./docker-sandbox-options.js";
 import { connectEngine, type DockerEngine } from "./engine/docker-client.js";
-import { type EngineSettings, engineSettings } from "./engine/engine-kind.js";
+import { type EngineKind, type EngineSettings, engineSettings } from "./engine/engine-kind.js";
 import { isolationForEngine } from "./engine/remote-engine.js";
 import { checkRuntime } from "./engine/runtime-check.js";
+import { dockerStatus } from "./exec/docker-errors.js";
 import { BindIsolation } from "./isolation/bind-isolation.js";
 import { CopyIsolation } from "./isolation/copy-isolation.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation/isolation.js";
@@ -78,6 +79,10 @@ export async function planContainer(
     options.image ??
     (await devcontainerImage(docker, dev, owner, engineKind.kind, options.onProgress)) ??
     (await ensureSandboxImage(docker, options.onProgress));
+  // Before anything uses it (remoteUser's lookup, the package cache's keeper): one line if it is missing.
+  const imageId = await imageIdOf(docker, image, engineKind.kind, {
+    fromDevcontainer: options.image === undefined && dev?.image !== undefined,
+  });
   if (user === undefined) {
     const fromImage =
       dev === undefined
@@ -95,20 +100,17 @@ export async function planContainer(
           onProgress: options.onProgress,
         })
       : await BindIsolation.prepare(docker, workspace, owner, user, options);
-  const [imageId, packageCache] = await Promise.all([
-    docker
-      .getImage(image)
-      .inspect()
-      .then((info) => info.Id)
-      .catch((error: unknown) => {
-        throw new SandboxError(`image '${image}' is not available locally: ${(error as Error).message}`, {
-          cause: error,
-        });
-      }),
+  const packageCache =
     options.packageCache === undefined
       ? undefined
-      : openPackageCache(docker, image, user, options.packageCache.maxBytes, workspace, options.onProgress),
-  ]);
+      : await openPackageCache(
+          docker,
+          image,
+          user,
+          options.packageCache.maxBytes,
+          workspace,
+          options.onProgress,
+        );
   return { docker, workspace, user, engineKind, isolation, image, imageId, packageCache };
 }
 
@@ -136,4 +138,33 @@ export function containerRequest(
   };
   const labels = { ...isolation.labels(base, plan.imageId), ...devLabels };
   return { settings, createOptions: { ...base, Labels: labels } };
+}
+
+/**
+ * The image's id. An image the engine does not have is refused in one line that names it once and
+ * says how to get it: harness never pulls (an image is code that runs on the host's engine).
+ */
+async function imageIdOf(
+  docker: Docker,
+  image: string,
+  engine: EngineKind,
+  options: { fromDevcontainer: boolean },
+): Promise<string> {
+  try {
+    return (await docker.getImage(image).inspect()).Id;
+  } catch (error) {
+    if (dockerStatus(error) !== 404) {
+      throw new SandboxError(`inspecting image '${image}' failed: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    const whose = options.fromDevcontainer ? "devcontainer.json's image" : "image";
+    const other = options.fromDevcontainer
+      ? "or give devcontainer.json a 'build'"
+      : "or pass another --image";
+    throw new SandboxError(
+      `${whose} '${image}' is not on the engine, and harness never pulls: get it with \`${engine} pull ${image}\` (or build it), ${other}`,
+      { cause: error },
+    );
+  }
 }

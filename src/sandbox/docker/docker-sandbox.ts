@@ -26,6 +26,7 @@ import { healthCommand } from "./container/container-scripts.js";
 import { MACHINERY_USER, rootMachinery, type SandboxSettings } from "./container/container-spec.js";
 import { removeContainer } from "./container/remove-container.js";
 import { containerRequest, planContainer } from "./container-plan.js";
+import { postCreatePending, recordPostCreate } from "./devcontainer/post-create-pending.js";
 import { checkEgressNetwork, type DockerSandboxOptions } from "./docker-sandbox-options.js";
 import { RelayStartError } from "./egress/egress-relay.js";
 import { EgressSession } from "./egress/egress-session.js";
@@ -56,9 +57,9 @@ export class DockerSandbox implements Sandbox {
   private publisher: PortPublisher | undefined;
   /**
    * `--devcontainer`'s postCreateCommand, run as the sandbox user when this open created the
-   * container; undefined when it did not run (no command, or a container that already existed).
+   * container, or reused one where it had failed (`again`); undefined when it did not run.
    */
-  postCreate: { command: string; result: ExecResult } | undefined;
+  postCreate: { command: string; result: ExecResult; again: boolean } | undefined;
 
   private constructor(
     private container: Docker.Container,
@@ -181,7 +182,12 @@ export class DockerSandbox implements Sandbox {
       sandbox.executors.prepare(sandbox.container);
     }
     const postCreate = options.devcontainer?.postCreateCommand;
-    if (postCreate !== undefined && sandbox.acquired === "created") await sandbox.runPostCreate(postCreate);
+    if (postCreate !== undefined) {
+      // Once per container, and again while it has not succeeded there.
+      const again =
+        sandbox.acquired !== "created" && postCreatePending(sandbox.containerId, options.dockerEnv);
+      if (sandbox.acquired === "created" || again) await sandbox.runPostCreate(postCreate, again);
+    }
     if (options.publish !== undefined && options.publish.length > 0) await sandbox.publish(options.publish);
     return sandbox;
   }
@@ -221,13 +227,17 @@ export class DockerSandbox implements Sandbox {
   }
 
   /**
-   * devcontainer.json's postCreateCommand, once, on a new container: a command like any other (the
-   * sandbox user, the limits, allowlist mode's gateway). An infrastructure failure ends the run as
-   * `stop` does, and is rethrown; a failed command is data, reported by the caller.
+   * devcontainer.json's postCreateCommand, on a new container or `again` on one where it failed: a
+   * command like any other (the sandbox user, the limits, allowlist mode's gateway). Its end is
+   * recorded (post-create-pending.ts) so that a failure is tried again by the next open. An
+   * infrastructure failure ends the run as `stop` does, and is rethrown; a failed command is data,
+   * reported by the caller.
    */
-  private async runPostCreate(command: string): Promise<void> {
+  private async runPostCreate(command: string, again: boolean): Promise<void> {
     try {
-      this.postCreate = { command, result: await this.exec(command) };
+      const result = await this.exec(command);
+      this.postCreate = { command, result, again };
+      recordPostCreate(this.containerId, result.exitCode === 0, this.options.dockerEnv);
     } catch (error) {
       await this.stop().catch((stopError: unknown) => log("stop after a failed open: %s", stopError));
       throw error;

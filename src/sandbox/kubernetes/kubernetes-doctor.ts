@@ -1,11 +1,13 @@
 /**
  * `harness doctor --engine kubernetes`: the cluster answers, the namespace exists, the kubeconfig's
  * user may create, read, delete and exec into pods there (SelfSubjectAccessReview, asked of the API
- * server itself), a node reports the image, the runtime class exists, and the nodes limit a pod's
- * processes (a pod has no pids limit of its own: kubelet's podPidsLimit is the only one).
+ * server itself), the namespace's Pod Security admission lets harness's pod in (its labels, and a
+ * dry run of the pod), a node reports the image, the runtime class exists, and the nodes limit a
+ * pod's processes (a pod has no pids limit of its own: kubelet's podPidsLimit is the only one).
  */
+import { randomUUID } from "node:crypto";
 import { type RequestOptions, request } from "node:https";
-import { AuthorizationV1Api, NodeV1Api, VersionApi } from "@kubernetes/client-node";
+import { AuthorizationV1Api, NodeV1Api, type V1Pod, VersionApi } from "@kubernetes/client-node";
 import type { DoctorCheck } from "../doctor-check.js";
 import {
   apiMessage,
@@ -14,6 +16,10 @@ import {
   type ClusterOptions,
   connectCluster,
 } from "./api/kube-client.js";
+import type { KubernetesSandboxOptions } from "./kubernetes-options.js";
+import { podManifest, podName } from "./pod/pod-spec.js";
+import { planPod } from "./pod-plan.js";
+import { podSecurityCheck } from "./pod-security-doctor.js";
 
 /** What pods need: each verb on pods or a subresource. */
 const NEEDED: readonly { verb: string; subresource?: string }[] = [
@@ -25,7 +31,12 @@ const NEEDED: readonly { verb: string; subresource?: string }[] = [
 ];
 
 export async function kubernetesChecks(
-  options: ClusterOptions & { image: string; runtime?: string | undefined },
+  options: ClusterOptions & {
+    image: string;
+    runtime?: string | undefined;
+    /** The settings of the pod a dry run checks against the namespace's admission (pod-security-doctor.ts). */
+    sandbox?: KubernetesSandboxOptions | undefined;
+  },
 ): Promise<DoctorCheck[]> {
   let cluster: Cluster;
   try {
@@ -42,14 +53,16 @@ export async function kubernetesChecks(
   }
   const reach = await clusterCheck(cluster);
   if (reach.status === "fail") return [reach];
-  return [
-    reach,
-    await namespaceCheck(cluster),
-    await rbacCheck(cluster),
-    await imageCheck(cluster, options.image),
-    await runtimeClassCheck(cluster, options.runtime),
-    ...(await pidsChecks(cluster)),
-  ];
+  // Side by side (each is a round trip or a few), printed in this order.
+  const [namespace, rbac, podSecurity, image, runtimeClass, pids] = await Promise.all([
+    namespaceCheck(cluster),
+    rbacCheck(cluster),
+    podSecurityCheck(cluster, () => harnessPod(options)),
+    imageCheck(cluster, options.image),
+    runtimeClassCheck(cluster, options.runtime),
+    pidsChecks(cluster),
+  ]);
+  return [reach, namespace, rbac, podSecurity, image, runtimeClass, ...pids];
 }
 
 async function clusterCheck(cluster: Cluster): Promise<DoctorCheck> {
@@ -125,6 +138,13 @@ async function rbacCheck(cluster: Cluster): Promise<DoctorCheck> {
     detail: `the kubeconfig's user may not ${missing.join(", ")} in ${cluster.namespace}`,
     fix: "bind it a Role with those verbs on pods and pods/exec",
   };
+}
+
+/** The pod `harness exec` would create with these settings, for a dry run. */
+async function harnessPod(options: Parameters<typeof kubernetesChecks>[0]): Promise<V1Pod> {
+  if (options.sandbox === undefined) throw new Error("no sandbox settings given");
+  const { settings } = await planPod(options.sandbox);
+  return podManifest(settings, podName(settings.workspace), randomUUID());
 }
 
 /** "harness-sandbox:x" as a node reports it ("docker.io/library/harness-sandbox:x"). */

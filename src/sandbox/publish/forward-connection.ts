@@ -53,7 +53,7 @@ export async function forwardConnection(
       },
     });
   } catch (error) {
-    socket.destroy();
+    socket.resetAndDestroy();
     return { ...outcome, error: `the forwarder did not start: ${(error as Error).message}` };
   }
   const opened = forwarder;
@@ -84,14 +84,15 @@ export async function forwardConnection(
   socket.resume();
 
   const end = await opened.ended;
-  socket.end();
   if (end.exitCode === NOTHING_LISTENING_STATUS || end.exitCode === NO_PYTHON_STATUS) {
     outcome.error = stderr.trim() || `the forwarder exited with ${end.exitCode}`;
-    socket.destroy();
   } else if (end.exitCode === undefined && end.error !== undefined && !droppedHere) {
     outcome.error = `the forwarder failed: ${end.error}`;
-    socket.destroy();
   }
+  // A connection that reached no server is reset, as a refused one would be: a browser then says
+  // "connection reset", not "empty response" (a clean end would look like a server that answered nothing).
+  if (outcome.error === undefined) socket.end();
+  else socket.resetAndDestroy();
   await socketDone;
   signal.removeEventListener("abort", cut);
   log("port %d: %d bytes up, %d down, exit %s", port, outcome.bytesUp, outcome.bytesDown, end.exitCode);

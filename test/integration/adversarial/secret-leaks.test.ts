@@ -8,7 +8,7 @@
  * tests' own oracle, `value-oracle.ts`), no other origin and no name lookup ever carries it,
  * http.server never serves `/secret`, and no metadata address is ever connected to.
  */
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

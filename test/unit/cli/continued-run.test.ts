@@ -125,7 +125,7 @@ describe("loadContinuedRun", () => {
     using state = makeStateHome();
     threeRuns(state.runs);
     await expect(load({ resume: "1999" }, state.env)).rejects.toThrow(
-      `--resume: no run '1999' (harness runs lists them); runs directory: ${state.runs}`,
+      `--resume: no run '1999' (harness runs lists them; an id, a unique prefix or suffix of one, last or last~N); runs directory: ${state.runs}`,
     );
     await expect(load({ resume: "20" }, state.env)).rejects.toThrow(/^--resume: '20' matches 3 runs/);
   });

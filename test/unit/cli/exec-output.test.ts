@@ -100,6 +100,32 @@ describe("ExecOutput (harness exec's stdout and stderr)", () => {
     expect(stderr.written).toEqual(["a\u001b[2Jb\n"]);
   });
 
+  it("lets a command's plain colour through to a colour terminal, and resets one left open at the end", () => {
+    const stdout = new HeldStream();
+    const stderr = new HeldStream();
+    stdout.isTTY = true;
+    stdout.drainAll();
+    const output = new ExecOutput({ stdout, stderr }, { FORCE_COLOR: "1" });
+    output.write("stdout", Buffer.from("\u001b[3"));
+    output.write("stdout", Buffer.from("1mFAIL\u001b[0m \u001b[32mok\u001b]0;t\u0007\n"));
+    output.finish();
+    expect(stdout.written.join("")).toBe("\u001b[31mFAIL\u001b[0m \u001b[32mok\\x1b]0;t\\x07\n\u001b[0m");
+  });
+
+  it("drops a command's colour on a terminal that wants none (NO_COLOR), and piped bytes stay exact", () => {
+    const { stdout, stderr, output } = streams();
+    stdout.isTTY = true;
+    stdout.drainAll();
+    stderr.drainAll();
+    const env = { NO_COLOR: "1" };
+    const plain = new ExecOutput({ stdout, stderr }, env);
+    plain.write("stdout", Buffer.from("\u001b[31mred\u001b[0m\n"));
+    output.write("stderr", Buffer.from("\u001b[31mred\n"));
+    plain.finish();
+    expect(stdout.written.join("")).toBe("red\n");
+    expect(stderr.written.join("")).toBe("\u001b[31mred\n");
+  });
+
   it("shows a note's control characters as escapes, on one line", () => {
     const { stderr, output } = streams();
     output.note("processes still running: sh -c 'x\u001b]0;t\u0007\nharness: all clear\u202e'");

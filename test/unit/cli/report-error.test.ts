@@ -32,4 +32,15 @@ describe("reportError", () => {
     );
     expect(err.text()).toBe("harness: exec failed: x\\x1b]0;t\\x07\n");
   });
+
+  it("gives a plain object's message (a WebSocket error event), never [object Object]", () => {
+    const err = stderr();
+    reportError({ type: "error", message: "Unexpected server response: 500" }, err.stream);
+    expect(err.text()).toBe(
+      "harness: internal error: Unexpected server response: 500 (set DEBUG=harness:* for details)\n",
+    );
+    const other = stderr();
+    reportError({ code: 7 }, other.stream);
+    expect(other.text()).toBe('harness: internal error: {"code":7} (set DEBUG=harness:* for details)\n');
+  });
 });

@@ -169,6 +169,20 @@ describe("findRun", () => {
     expect(findRun(runs, "2026-11-30T10-05")).toBe(runs[1]);
   });
 
+  it("finds the newest run as last, the ones before it as last~N, and a run by a unique suffix", () => {
+    const more = [...runs, { id: "2026-11-30T10-06-00-000Z-4242" }];
+    expect(findRun(more, "last")).toBe(more[3]);
+    expect(findRun(more, "last~1")).toBe(more[1]);
+    expect(findRun(more, "last~3")).toBe(more[2]);
+    expect(findRun(more, "4242")).toBe(more[3]);
+    expect(findRun(more, `10-05-00-000Z-${DEAD_PID}`)).toBe(more[1]);
+    expect(() => findRun(more, "last~4")).toThrow(
+      /no run 'last~4': there are 4 runs \(last~3 is the oldest\)/,
+    );
+    expect(() => findRun([], "last")).toThrow(/no run 'last': there are no runs yet/);
+    expect(() => findRun(more, String(DEAD_PID))).toThrow(/matches 3 runs/);
+  });
+
   it("refuses an ambiguous prefix, naming the candidates, and an unknown id", () => {
     expect(() => findRun(runs, "2026-11-30")).toThrow(ConfigError);
     expect(() => findRun(runs, "2026-11-30")).toThrow(

@@ -45,11 +45,11 @@ describe("createTerminalRenderer", () => {
     expect(printed()).toBe(`Let me look.\n${ESC}[33m$ ls -la\\x1b[2J${ESC}[39m\n`);
   });
 
-  it("shows the first lines of output, sanitised, then a status line", () => {
+  it("shows the first lines of output, sanitised (colour dropped without colour), then a status line", () => {
     const { out, text: printed } = capture();
     const renderer = createTerminalRenderer({ out, color: false, previewLines: 3 });
     const exec = makeExecResult({
-      stdout: `one\n${ESC}[31mtwo${ESC}[0m\nthree\nfour\nfive\n`,
+      stdout: `one\n${ESC}[31mtwo${ESC}[0m\nthree${ESC}[2K\nfour\nfive\n`,
       stderr: "warn\n",
       durationMs: 1530,
     });
@@ -57,7 +57,24 @@ describe("createTerminalRenderer", () => {
       { id: "t", name: "bash", input: {} },
       { toolUseId: "t", content: "", isError: false, exec },
     );
-    expect(printed()).toBe("  one\n  \\x1b[31mtwo\\x1b[0m\n  three\n  … 3 more lines\n✓ exit 0 · 1.5s\n");
+    expect(printed()).toBe("  one\n  two\n  three\\x1b[2K\n  … 3 more lines\n✓ exit 0 · 1.5s\n");
+  });
+
+  it("keeps a command's colours on a colour terminal, closes one left open, and escapes the rest", () => {
+    const { out, text: printed } = capture();
+    const renderer = createTerminalRenderer({ out, color: true, previewLines: 8 });
+    const call = { id: "t", name: "bash", input: {} };
+    renderer.onToolOutput?.(call, "stdout", Buffer.from(`${ESC}[1;31mFAIL${ESC}[0m a.test\n${ESC}[32mok`));
+    renderer.onToolOutput?.(
+      call,
+      "stdout",
+      Buffer.from(` b.test\n${ESC}]0;title${ESC}\\${ESC}[1A\u009b31m\n`),
+    );
+    renderer.onToolResult?.(call, { toolUseId: "t", content: "", isError: false, exec: makeExecResult({}) });
+    const lines = printed().split("\n");
+    expect(lines[0]).toBe(`${ESC}[2m  ${ESC}[1;31mFAIL${ESC}[0m a.test${ESC}[22m`);
+    expect(lines[1]).toBe(`${ESC}[2m  ${ESC}[32mok b.test${ESC}[0m${ESC}[22m`);
+    expect(lines[2]).toBe(`${ESC}[2m  \\x1b]0;title\\x1b\\\\x1b[1A\\x9b31m${ESC}[22m`);
   });
 
   it("marks failures, timeouts, truncation, OOM and notices in the status line", () => {

@@ -3,6 +3,9 @@
  * ~/.kube/config, else the in-cluster service account), or one file named outright (tests, CI's
  * HARNESS_TEST_KUBECONFIG), then `--kube-context` over its current context.
  */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { ConfigError } from "../../../errors.js";
 
@@ -27,8 +30,27 @@ export interface Cluster {
   context: string;
 }
 
-export function connectCluster(options: ClusterOptions): Cluster {
+/** Where a pod's service account token is: client-node's last place to look before its made-up default. */
+const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+
+/**
+ * Whether kubectl's search would find a kubeconfig. Without one, client-node makes up a cluster at
+ * http://localhost:8080 and every call fails with "HTTP protocol is not allowed…", which says
+ * nothing of the missing file.
+ */
+export function defaultKubeconfigFound(env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env["KUBECONFIG"]) return true;
+  const home = env["HOME"] || homedir();
+  return existsSync(join(home, ".kube", "config")) || existsSync(SERVICE_ACCOUNT_TOKEN);
+}
+
+export function connectCluster(options: ClusterOptions, env: NodeJS.ProcessEnv = process.env): Cluster {
   const kc = new KubeConfig();
+  if (!options.kubeconfig && !defaultKubeconfigFound(env)) {
+    throw new ConfigError(
+      "no kubeconfig: KUBECONFIG is not set and ~/.kube/config does not exist: export KUBECONFIG=/path/to/kubeconfig (the file kubectl uses for the cluster)",
+    );
+  }
   try {
     if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);
     else kc.loadFromDefault();
@@ -48,6 +70,12 @@ export function connectCluster(options: ClusterOptions): Cluster {
   if (!cluster) {
     throw new ConfigError(
       "no Kubernetes cluster is configured: set KUBECONFIG (or ~/.kube/config) or pass --kube-context",
+    );
+  }
+  // client-node refuses plain HTTP unless TLS checks are off, with a message naming neither.
+  if (cluster.server.startsWith("http:") && !cluster.skipTLSVerify) {
+    throw new ConfigError(
+      `the kubeconfig's cluster '${cluster.name}' (context ${kc.getCurrentContext()}) is at ${cluster.server}, plain HTTP, which the Kubernetes client refuses: give the API server's https:// address`,
     );
   }
   return {

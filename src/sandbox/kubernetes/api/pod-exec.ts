@@ -7,6 +7,7 @@
  */
 import { PassThrough, Writable } from "node:stream";
 import { Exec, type KubeConfig } from "@kubernetes/client-node";
+import { SandboxError } from "../../../errors.js";
 
 /** The pod and container an exec runs in. */
 export interface PodTarget {
@@ -85,7 +86,13 @@ export async function openPodExec(
       status = statusEnd(Buffer.from(JSON.stringify(s)));
     },
   ) as Promise<unknown>;
-  const socket = (await withDeadline(connecting, options.deadlineMs, "opening an exec in the pod")) as Socket;
+  const socket = (await withDeadline(
+    connecting.catch((error: unknown) => {
+      throw execRefusal(error, target);
+    }),
+    options.deadlineMs,
+    "opening an exec in the pod",
+  )) as Socket;
   if (options.stdin && socket.protocol !== "v5.channel.k8s.io") {
     socket.close();
     throw new Error(
@@ -119,6 +126,29 @@ export async function openPodExec(
     close: () => (socket.terminate ? socket.terminate() : socket.close()),
     ended,
   };
+}
+
+/**
+ * Why an exec could not be opened, as an Error that says it. client-node rejects with the WebSocket's
+ * error event, not an Error (it printed as "[object Object]"); the API server's refusal comes as the
+ * upgrade's HTTP status ("Unexpected server response: 403"), its body unread, so a 403 is named for
+ * what it almost always is: RBAC without create on pods/exec.
+ */
+export function execRefusal(error: unknown, target: Pick<PodTarget, "namespace" | "pod">): Error {
+  const event = error as { message?: unknown; error?: unknown } | undefined;
+  const cause = error instanceof Error ? error : event?.error instanceof Error ? event.error : undefined;
+  const message =
+    typeof event?.message === "string" && event.message !== ""
+      ? event.message
+      : (cause?.message ?? String(error));
+  const where = `pod ${target.pod} in namespace ${target.namespace}`;
+  if (/\b403\b/.test(message)) {
+    return new SandboxError(
+      `the API server refused an exec into ${where} (HTTP 403): the kubeconfig's user may not create pods/exec there: bind it a Role with create on pods/exec (harness doctor --engine kubernetes checks)`,
+      { cause: error },
+    );
+  }
+  return new SandboxError(`opening an exec into ${where} failed: ${message}`, { cause: error });
 }
 
 /**

@@ -8,6 +8,7 @@ import type { V1ContainerStatus, V1Pod } from "@kubernetes/client-node";
 import createDebug from "debug";
 import { SandboxError } from "../../../errors.js";
 import { apiMessage, apiStatus, type Cluster } from "../api/kube-client.js";
+import { podCreateRefusalHint } from "../api/pod-security.js";
 import { SANDBOX_CONTAINER } from "./pod-spec.js";
 
 const log = createDebug("harness:kubernetes");
@@ -34,7 +35,7 @@ export async function createPod(cluster: Cluster, pod: V1Pod): Promise<void> {
       status === 404
         ? ` (does namespace '${cluster.namespace}' exist? kubectl create namespace ${cluster.namespace})`
         : status === 403
-          ? " (the kubeconfig's user may not create pods there: harness doctor --engine kubernetes)"
+          ? podCreateRefusalHint(apiMessage(error), cluster.namespace)
           : "";
     throw new SandboxError(`creating the sandbox pod failed: ${apiMessage(error)}${hint}`, { cause: error });
   }

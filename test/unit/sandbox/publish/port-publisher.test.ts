@@ -77,12 +77,13 @@ describe("PortPublisher", () => {
     expect(record.error).toBeUndefined();
   });
 
-  it("records the forwarder's own reason when nothing listens inside, and closes the client", async () => {
+  it("records the forwarder's own reason when nothing listens inside, and resets the client", async () => {
     const { hostPort, records } = await start(async (port, output) => {
       output.stderr(Buffer.from(`127.0.0.1:${port}: Connection refused\n`));
       return { ...(await reversingForwarder(port, output)), ended: Promise.resolve({ exitCode: 2 }) };
     });
-    expect((await exchange(hostPort, Buffer.from("hello"))).length).toBe(0);
+    // A reset, as a refused connection gets: not an empty answer a browser would take for the server's.
+    await expect(exchange(hostPort, Buffer.from("hello"))).rejects.toMatchObject({ code: "ECONNRESET" });
     expect((await nextRecord(records)).error).toBe("127.0.0.1:8000: Connection refused");
   });
 
@@ -91,7 +92,7 @@ describe("PortPublisher", () => {
       ...(await reversingForwarder(port, output)),
       ended: Promise.resolve({ exitCode: undefined, error: 'exec: "python3": executable file not found' }),
     }));
-    await exchange(hostPort, Buffer.from("hello"));
+    await expect(exchange(hostPort, Buffer.from("hello"))).rejects.toMatchObject({ code: "ECONNRESET" });
     expect((await nextRecord(records)).error).toBe(
       'the forwarder failed: exec: "python3": executable file not found',
     );
@@ -101,7 +102,7 @@ describe("PortPublisher", () => {
     const { hostPort, records } = await start(async () => {
       throw new Error("the API server did not answer");
     });
-    await exchange(hostPort, Buffer.from("hello"));
+    await expect(exchange(hostPort, Buffer.from("hello"))).rejects.toMatchObject({ code: "ECONNRESET" });
     expect((await nextRecord(records)).error).toBe(
       "the forwarder did not start: the API server did not answer",
     );

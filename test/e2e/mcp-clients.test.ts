@@ -104,9 +104,9 @@ describe.skipIf(skipDocker)("harness mcp for a client that only looks", { timeou
       expect((await session.client.listTools()).tools.length).toBe(5);
       await session.client.ping();
       await session.close();
-      expect(session.stderr()).toContain("no tool was called, so it left no run");
       const left = existsSync(runsOf(stateHome)) ? readdirSync(runsOf(stateHome)) : [];
       expect(left).toEqual([]);
+      expect(session.stderr()).toContain("no tool was called, so it left no run");
       const runs = await runCli(["runs"], { env: { XDG_STATE_HOME: stateHome } });
       expect(runs.stdout).toContain("no runs in");
     } finally {

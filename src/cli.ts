@@ -230,10 +230,16 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       ),
     ),
     [...BLOCKLIST_KEYS, "transcript"],
-  ).action(async (flags: Flags) => {
-    const { mcpCommand } = await import("./cli/mcp-command.js");
-    exitCode = await mcpCommand(flags, interrupts);
-  });
+  )
+    .option("--no-checkpoints", "take no checkpoint of the workspace after each tool call")
+    .option(
+      "--structured-content",
+      "bash results carry MCP structured content too (stdout, stderr, exitCode… as fields, with an outputSchema), for programs: hosts such as Claude Code then show that JSON instead of the text",
+    )
+    .action(async (flags: Flags) => {
+      const { mcpCommand } = await import("./cli/mcp-command.js");
+      exitCode = await mcpCommand(flags, interrupts);
+    });
 
   publishOption(
     sandboxOptions(

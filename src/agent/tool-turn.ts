@@ -96,6 +96,7 @@ function toolResult(call: ToolCall, output: ToolOutput): ToolResult {
     isError: output.isError,
   };
   if (output.exec !== undefined) result.exec = output.exec;
+  if (output.outputId !== undefined) result.outputId = output.outputId;
   return result;
 }
 

@@ -86,6 +86,10 @@ export async function loadContinuedRun(
   }
   checkTranscriptFile(found.transcriptPath, flag);
   const conversation = await readConversation(found.transcriptPath);
+  if (conversation.mcpSession)
+    throw new ConfigError(
+      `${flag}: run ${found.id} is an MCP session: its tool calls came from an MCP client, whose own model holds the conversation, so harness has none to continue; start a new run (without ${flag}) on the workspace as the session left it, or resume an agent run (harness runs lists them)`,
+    );
   // A transcript written before run_start recorded its pid is one process's: the id's.
   const pid = conversation.pid ?? pidOfRunId(found.id);
   if (

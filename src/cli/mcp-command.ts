@@ -5,6 +5,7 @@
  * everything else (build progress, the transcript's path) goes to stderr.
  */
 import { type CliFlags, loadSandboxConfig } from "../config.js";
+import { McpRun } from "../mcp/mcp-run.js";
 import { createMcpServer } from "../mcp/mcp-server.js";
 import { serveOverStdio } from "../mcp/serve-stdio.js";
 import { pruneAfterRun } from "../runs/retention.js";
@@ -19,8 +20,10 @@ import { createReadOutputTool } from "../tools/read-output-tool.js";
 import type { Tool } from "../tools/tool.js";
 import { createWriteFileTool } from "../tools/write-file-tool.js";
 import { createTranscript } from "../transcript/transcript.js";
+import { MCP_SESSION_TASK } from "../transcript/transcript-records.js";
 import { processReviewIo, reviewCopyChanges } from "./copy-changes.js";
 import { EXIT } from "./exit-codes.js";
+import { openRunCheckpoints } from "./run-checkpoints.js";
 import { runStartEgress, systemPromptFor } from "./run-setup.js";
 import { openSandbox, postCreateRun } from "./sandbox-from-config.js";
 import type { Interrupts } from "./session/interrupts.js";
@@ -29,17 +32,18 @@ import { causeName } from "./session/session-end.js";
 export interface McpFlags extends CliFlags {
   /** `--no-apply` / `--apply` (copy mode). */
   apply?: boolean;
+  /** `--no-checkpoints` gives false. */
+  checkpoints?: boolean;
+  /** `--structured-content`: bash answers with structured content too (mcp-server.ts). */
+  structuredContent?: boolean;
 }
-
-/** What the transcript's run_start says the "task" was: the session, not a prompt. */
-const SESSION_TASK = "(MCP session: tool calls from an MCP client)";
 
 /**
  * Every way the session ends takes one path (session/session-end.ts): the client closing stdin (the
  * spec's way: the calls it sent are answered first), SIGTERM (the spec's next step), SIGHUP, Ctrl-C,
  * the client going away so that an answer cannot be written (EPIPE), an error nobody caught. Each
- * ends with run_end in the transcript and the sandbox stopped: what the calls left running ended, the
- * git files they planted moved aside.
+ * ends with the sandbox stopped (what the calls left running ended, the git files they planted moved
+ * aside) and, when a tool was called, the last checkpoint taken and run_end in the transcript.
  */
 export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promise<number> {
   const { session } = interrupts;
@@ -52,6 +56,7 @@ export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promi
       commandTimeoutMs: config.timeoutMs,
       workspace: sandbox.description.workspace,
       pid: process.pid,
+      mcpSession: true,
       ...(config.egress === undefined ? {} : { egress: runStartEgress(config.egress) }),
     },
     postCreate: postCreateRun(sandbox),
@@ -62,7 +67,8 @@ export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promi
   session.hold("the transcript's run_end", () =>
     transcript.endUnfinished("error", session.cause?.kind === "crash" ? session.cause.error : undefined),
   );
-  const outputStore = new OutputStore({ dir: outputsDirOf(transcript.path) });
+  // A session on the same --transcript as an earlier one: its saved outputs stay readable, new ids follow.
+  const outputStore = new OutputStore({ dir: outputsDirOf(transcript.path), adoptExisting: true });
   const timeoutMs = config.timeoutMs;
   const blocklist = createBlocklist({
     disabled: flags.blocklist === false,
@@ -75,49 +81,59 @@ export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promi
     createWriteFileTool(sandbox, { timeoutMs }),
     createBackgroundTool(sandbox, { timeoutMs }),
   ];
-  transcript.onRunStart({
-    task: SESSION_TASK,
-    system,
-    tools: tools.map((tool) => tool.definition.name),
-    limits: { maxTurns: 0, maxTokens: 0 },
-  });
-  sandbox.egress?.subscribe((record) => transcript.onEgress(record));
-  sandbox.published?.subscribe((record) => transcript.onPublish(record));
   const say = (line: string) => {
     if (!session.stderrGone)
       process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
   };
-  say(`MCP server ready on stdio; transcript: ${transcript.path}`);
+  // The session is a run from its first tool call on (mcp-run.ts): a health check leaves none.
+  const run = new McpRun({
+    transcript,
+    start: {
+      task: MCP_SESSION_TASK,
+      system,
+      tools: tools.map((tool) => tool.definition.name),
+      limits: { maxTurns: 0, maxTokens: 0 },
+    },
+    openCheckpoints: () =>
+      openRunCheckpoints({
+        sandbox,
+        transcript,
+        enabled: flags.checkpoints !== false,
+        history: [],
+        env: process.env,
+        onNotice: (text) => {
+          transcript.onNotice(text);
+          say(text);
+        },
+        progress: say,
+      }),
+  });
+  const { end: closeCheckpoints } = session.hold("closing the checkpoints", () => run.closeCheckpoints());
+  sandbox.egress?.subscribe((record) => run.onEgress(record));
+  sandbox.published?.subscribe((record) => run.onPublish(record));
+  say(`MCP server ready on stdio; transcript, from the first tool call on: ${transcript.path}`);
 
-  let calls = 0;
   const server = createMcpServer({
     tools,
-    events: {
-      ...transcript,
-      onToolCall: (call) => {
-        calls += 1;
-        transcript.onToolCall(call);
-      },
-    },
+    events: run.events,
     instructions: system,
     onFatal: (error) => say(`the sandbox failed: ${error.message}`),
+    structuredContent: flags.structuredContent === true,
+    beforeCall: () => run.begin(),
   });
   // No unit of work of harness's own to cancel: the client cancels its calls. A Ctrl-C, like every
   // other way, ends the session.
   await serveOverStdio(server, session.signal);
+  await closeCheckpoints();
   const cause = session.cause;
   // The client's own ways to end a session (closing stdin, then SIGTERM) end it as asked.
   const asked = cause === undefined || (cause.kind === "signal" && cause.signal === "SIGTERM");
   const by = cause === undefined ? "" : ` (ended by ${causeName(cause)})`;
-  transcript.onRunEnd({
-    status: asked ? "submitted" : "canceled",
-    messages: [],
-    turns: 0,
-    usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
-    finalText: `MCP session ended after ${calls} tool call(s)${by}.`,
-  });
-  say(`MCP session ended${by}; transcript: ${transcript.path}`);
-  pruneAfterRun({ transcriptPath: transcript.path });
+  run.end(asked ? "submitted" : "canceled", `MCP session ended after ${run.calls} tool call(s)${by}.`);
+  if (run.started) {
+    say(`MCP session ended${by}; transcript: ${transcript.path}`);
+    pruneAfterRun({ transcriptPath: transcript.path });
+  } else say(`MCP session ended${by}; no tool was called, so it left no run`);
   await reviewCopyChanges(sandbox, flags.apply, processReviewIo(session.signal));
   return EXIT.ok;
 }

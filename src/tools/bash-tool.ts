@@ -127,6 +127,12 @@ export function createBashTool(sandbox: Sandbox, options: BashToolOptions): Tool
       throw error;
     }
     const saved = capture?.finish(result.isTruncated) ?? [];
-    return { content: formatExecResult(result, saved), isError: result.failed, exec: result };
+    const output: ToolOutput = {
+      content: formatExecResult(result, saved),
+      isError: result.failed,
+      exec: result,
+    };
+    if (saved[0] !== undefined) output.outputId = saved[0].id;
+    return output;
   }
 }

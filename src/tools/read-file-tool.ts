@@ -8,7 +8,7 @@ import { formatExecResult } from "./format-exec-result.js";
 import type { OutputStore } from "./output-store.js";
 import { sandboxPath } from "./sandbox-path.js";
 import { shellQuote } from "./shell-quote.js";
-import { type Tool, ToolError } from "./tool.js";
+import { type Tool, ToolError, type ToolOutput } from "./tool.js";
 
 export interface ReadFileInput {
   /** Absolute path in the sandbox. */
@@ -75,11 +75,13 @@ export function createReadFileTool(sandbox: Sandbox, options: FileToolOptions): 
       const saved = capture?.finish(result.isTruncated) ?? [];
       // The file as it is when nothing went wrong; otherwise everything a command's result says.
       const plain = !result.failed && !result.isTruncated;
-      return {
+      const output: ToolOutput = {
         content: plain ? result.stdout : formatExecResult(result, saved),
         isError: result.failed,
         exec: result,
       };
+      if (saved[0] !== undefined) output.outputId = saved[0].id;
+      return output;
     },
   };
 }

@@ -45,6 +45,8 @@ export interface ToolResult {
   isError: boolean;
   /** The command's result, when the tool ran one (for the terminal and the transcript). */
   exec?: ExecResult;
+  /** The id `read_output` reads the whole output by, when it was cut and kept (`content` names it too). */
+  outputId?: string;
 }
 
 /** What a tool gets besides its input. */
@@ -62,6 +64,8 @@ export interface ToolOutput {
   content: string;
   isError: boolean;
   exec?: ExecResult;
+  /** The id the whole of a cut output was saved under (see `ToolResult.outputId`). */
+  outputId?: string;
 }
 
 /**

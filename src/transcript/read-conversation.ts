@@ -18,6 +18,10 @@
  *
  * Secrets were scrubbed when the transcript was written, so the rebuilt conversation holds
  * "[REDACTED]" where the original had a key.
+ *
+ * An MCP session (`harness mcp`) is a run without a conversation: its calls came from a client whose
+ * model harness never saw. Its tool results add nothing to the messages (they answer no tool_use),
+ * and `mcpSession` says when the last run is one, for `--continue` to refuse in words.
  */
 
 import {
@@ -37,13 +41,14 @@ import {
 import { ConfigError } from "../errors.js";
 import type { ContentBlock, MessageParam } from "../model/model-client.js";
 import { readTranscriptFile } from "./read-transcript-file.js";
-import type {
-  AssistantRecord,
-  ContextRecord,
-  RunStartRecord,
-  ToolResultRecord,
-  UncheckedRecord,
-  UserRecord,
+import {
+  type AssistantRecord,
+  type ContextRecord,
+  MCP_SESSION_TASK,
+  type RunStartRecord,
+  type ToolResultRecord,
+  type UncheckedRecord,
+  type UserRecord,
 } from "./transcript-records.js";
 import { type TranscriptRow, transcriptRows } from "./transcript-rows.js";
 
@@ -63,6 +68,8 @@ export interface RecordedConversation {
   pid?: number;
   /** True when the last run has its run_end record. */
   ended: boolean;
+  /** True when the last run is an MCP session: tool calls from an MCP client, no conversation. */
+  mcpSession: boolean;
   /** Ids of tool calls that had no result recorded and were answered with `INCOMPLETE_CALL_TEXT`. */
   incompleteCalls: string[];
   /**
@@ -113,6 +120,8 @@ class ConversationBuilder {
   private workspace: string | undefined;
   private pid: number | undefined;
   private ended = false;
+  /** The current run is an MCP session. */
+  private mcp = false;
   private highestOutputId = 0;
 
   add(row: Row, line: number): void {
@@ -150,6 +159,7 @@ class ConversationBuilder {
       messages: this.messages,
       runs: this.runs,
       ended: this.ended,
+      mcpSession: this.mcp,
       incompleteCalls: this.incomplete,
       highestOutputId: this.highestOutputId,
     };
@@ -169,6 +179,7 @@ class ConversationBuilder {
       fail(line, 'run_start "pid" must be a positive integer');
     this.workspace = workspace;
     this.pid = pid as number | undefined;
+    this.mcp = row.mcpSession === true || row.task === MCP_SESSION_TASK;
   }
 
   private user(row: UncheckedRecord<UserRecord>, line: number): void {
@@ -228,10 +239,12 @@ class ConversationBuilder {
     const { id, content, isError } = row;
     if (typeof id !== "string") fail(line, 'tool_result record needs a string "id"');
     if (typeof content !== "string") fail(line, 'tool_result record needs a string "content"');
+    this.noteOutputIds(content);
+    // An MCP client's call: no tool_use of harness's model to answer.
+    if (this.mcp) return;
     const at = this.pending.indexOf(id);
     if (at < 0) fail(line, `tool_result '${id}' answers no tool_use of the assistant turn before it`);
     this.pending.splice(at, 1);
-    this.noteOutputIds(content);
     appendUserBlocks(this.messages, [toolResultBlock({ toolUseId: id, content, isError: isError === true })]);
   }
 

@@ -56,7 +56,16 @@ export interface RunStartRecord extends RecordBase<"run_start"> {
    * container (first run_start of the session only); absent when none ran.
    */
   postCreate?: PostCreateRun;
+  /**
+   * `harness mcp`: the run's tool calls came from an MCP client, whose model and conversation harness
+   * never sees: its tool_call and tool_result records answer no assistant turn, and there is no
+   * conversation to continue. Transcripts written before this field say so by `MCP_SESSION_TASK`.
+   */
+  mcpSession?: true;
 }
+
+/** What an MCP session's run_start says its task was: the session, not a prompt. */
+export const MCP_SESSION_TASK = "(MCP session: tool calls from an MCP client)";
 
 /** devcontainer.json's postCreateCommand as it ran in the sandbox: like a command's tool result. */
 export interface PostCreateRun {

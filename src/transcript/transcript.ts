@@ -40,7 +40,10 @@ export interface TranscriptOptions {
    * More facts for every run_start record: the per-command timeout and allowlist mode (replay uses
    * both), the workspace and the writing process (`harness runs`, `run --continue`).
    */
-  runStart?: Pick<RunStartRecord, "commandTimeoutMs" | "egress" | "workspace" | "pid" | "forkOf" | "context">;
+  runStart?: Pick<
+    RunStartRecord,
+    "commandTimeoutMs" | "egress" | "workspace" | "pid" | "forkOf" | "context" | "mcpSession"
+  >;
   /**
    * What ended the session early (`SIGTERM`, `stdout-closed`, …: session-end.ts), asked when a
    * run_end is written; undefined when the run ended by itself.

@@ -81,7 +81,14 @@ describe.skipIf(skipDocker)("harness mcp", { timeout: 180_000 }, () => {
     mkdirSync(join(ws.path, ".git/hooks"), { recursive: true });
     if (process.getuid?.() === 0) chownSync(join(ws.path, ".git/hooks"), TEST_UID, TEST_UID);
     hostPort = await freePort();
-    session = await openSession(ws.path, transcript, ["--timeout", "20", "--publish", `8000:${hostPort}`]);
+    // A program's client: the structured fields too (mcp-clients.test.ts has the default, text alone).
+    session = await openSession(ws.path, transcript, [
+      "--timeout",
+      "20",
+      "--publish",
+      `8000:${hostPort}`,
+      "--structured-content",
+    ]);
   }, 180_000);
 
   afterAll(async () => {
@@ -188,12 +195,14 @@ describe.skipIf(skipDocker)("harness mcp", { timeout: 180_000 }, () => {
   it("publishes a server started with bash on the host's loopback (--publish)", async () => {
     writeFileSync(join(ws.path, "page.html"), "<p>served from the sandbox</p>\n");
     await call(session, "bash", {
-      command: "nohup python3 -m http.server 8000 --bind 127.0.0.1 > /tmp/http.log 2>&1 &",
+      command: "nohup python3 -u -m http.server 8000 --bind 127.0.0.1 > /tmp/http.log 2>&1 &",
     });
-    await call(session, "bash", {
-      command:
-        "for i in $(seq 100); do (: > /dev/tcp/127.0.0.1/8000) 2>/dev/null && exit 0; sleep 0.1; done; exit 1",
+    // http.server says "Serving HTTP" once it listens. Not bash's /dev/tcp: the blocklist refuses
+    // writes to devices, and the GET raced the server's start.
+    const up = await call(session, "bash", {
+      command: "for i in $(seq 300); do grep -q Serving /tmp/http.log && exit 0; sleep 0.1; done; exit 1",
     });
+    expect(up.isError, text(up)).toBe(false);
     const body = await new Promise<string>((resolve, reject) => {
       get(`http://127.0.0.1:${hostPort}/page.html`, (res) => {
         let text = "";
@@ -205,6 +214,8 @@ describe.skipIf(skipDocker)("harness mcp", { timeout: 180_000 }, () => {
     });
     expect(body).toBe("<p>served from the sandbox</p>\n");
     expect(session.stderr()).toContain(`sandbox port 8000 published at 127.0.0.1:${hostPort}`);
+    // The connection's record comes once its forwarder in the sandbox has ended: before run_end.
+    await until(() => readFileSync(transcript, "utf8").includes('"type":"publish"'), "the publish record");
     await call(session, "bash", { command: "pkill -f 'http.server 8000'; true" });
   });
 
@@ -290,7 +301,10 @@ describe.skipIf(skipDocker)("harness mcp's stdout", { timeout: 180_000 }, () => 
       ["2.0", 2],
       ["2.0", 3],
     ]);
-    expect(messages[2]?.result).toMatchObject({ structuredContent: { stdout: "done\n", exitCode: 0 } });
+    expect(messages[2]?.result).toEqual({
+      content: [{ type: "text", text: "<stdout>\ndone\n</stdout>\n<exit_code>0</exit_code>" }],
+      isError: false,
+    });
     expect(run.stderr).toContain("harness: MCP server ready on stdio");
   });
 });

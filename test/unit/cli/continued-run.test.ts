@@ -18,6 +18,7 @@ import { type ContinueFlags, loadContinuedRun } from "../../../src/cli/continued
 import { ConfigError } from "../../../src/errors.js";
 import { pruneRuns } from "../../../src/runs/retention.js";
 import { keepRunActive } from "../../../src/runs/run-heartbeat.js";
+import { MCP_SESSION_TASK } from "../../../src/transcript/transcript-records.js";
 import { fakeRecords, makeStateHome, runIdAt, toJsonl, writeRun } from "../../support/run-fixtures.js";
 
 const NOW = Date.now();
@@ -206,6 +207,29 @@ describe("loadContinuedRun", () => {
     const text = toJsonl(records).replace('"content":"exit 0"', '"content":"cut; saved as out-7 (stdout)"');
     writeRun(state.runs, id, { text });
     expect((await load({ resume: id }, state.env))?.highestOutputId).toBe(7);
+  });
+
+  it("refuses an MCP session in one line naming why, for --continue and --resume alike", async () => {
+    using state = makeStateHome();
+    const id = runIdAt(NOW);
+    const [first] = fakeRecords({ workspace: project }, NOW);
+    const start = { ...first, task: MCP_SESSION_TASK, mcpSession: true };
+    const call = {
+      type: "tool_call",
+      time: first?.time,
+      id: "mcp-1",
+      name: "bash",
+      input: { command: "ls" },
+    };
+    const result = { ...call, type: "tool_result", isError: false, content: "a.txt" };
+    writeRun(state.runs, id, { text: toJsonl([start, call, result]) });
+    const why = `run ${id} is an MCP session: its tool calls came from an MCP client, whose own model holds the conversation, so harness has none to continue`;
+    await expect(load({ continue: true, workspace: project }, state.env)).rejects.toThrow(
+      new ConfigError(
+        `--continue: ${why}; start a new run (without --continue) on the workspace as the session left it, or resume an agent run (harness runs lists them)`,
+      ),
+    );
+    await expect(load({ resume: id }, state.env)).rejects.toThrow(`--resume: ${why}`);
   });
 });
 

@@ -60,12 +60,14 @@ export function floodReturned(f: Flood, timeout: number): string {
 export function floodGot(f: Flood, bytes: number): string {
   const out = f.reply.stdout;
   if (!f.reply.returned || out == null) return "nothing";
-  const whole = out.len === bytes && out.allZero === true;
-  if (whole) return `all ${bytes.toLocaleString("en")} bytes`;
-  const kept = `${out.len.toLocaleString("en")}${out.allZero ? "" : " wrong"} bytes`;
+  if (out.len === bytes && out.allZero === true) return `all ${bytes.toLocaleString("en")} bytes`;
+  const kept = out.len.toLocaleString("en");
+  // harness keeps a head and a tail with a note between them, and counts every byte written.
   if (f.reply.truncated && f.reply.counted !== undefined)
-    return `${kept}, cut stated (${f.reply.counted.toLocaleString("en")} counted)`;
-  return `${kept}, nothing said`;
+    return `${kept} bytes kept (head, tail, a note), cut said (${f.reply.counted.toLocaleString("en")} counted)`;
+  return out.allZero === true
+    ? `${kept} of the bytes, nothing said of the rest`
+    : `${kept} bytes, not the output`;
 }
 
 export function floodMemory(f: Flood): string {

@@ -167,32 +167,24 @@ try {
     { stdio: "ignore" },
   );
   await sleep(2000);
-  const series: Record<string, number> = {};
+  const labels: string[] = [];
   const call = async (label: string, idleMs: number) => {
     if (idleMs > 0) await sleep(idleMs);
     writeSync(devnull, Buffer.alloc(MARK_START));
     await sandbox.exec("true");
     writeSync(devnull, Buffer.alloc(MARK_END));
-    series[label] = (series[label] ?? 0) + 1;
+    labels.push(label);
   };
-  const labels: string[] = [];
-  for (let i = 0; i < CALLS; i++) {
-    await call("back to back", 0);
-    labels.push("back to back");
-  }
-  for (let i = 0; i < CALLS; i++) {
-    await call("after 1 s idle", 1000);
-    labels.push("after 1 s idle");
-  }
-  if (SPIN) {
+  // In blocks of 5, the series taking turns, so that a change in the machine's load falls on all.
+  for (let done = 0; done < CALLS; done += 5) {
+    await call("warm-up", 0);
+    for (let i = 0; i < 5; i++) await call("back to back", 0);
+    for (let i = 0; i < 5; i++) await call("after 1 s idle", 1000);
+    if (!SPIN) continue;
     for (let i = 0; i < cpus().length; i++)
       spinners.push(spawn("nice", ["-n", "19", process.execPath, "-e", "for(;;){}"], { stdio: "ignore" }));
-    await sleep(500);
-    for (let i = 0; i < CALLS; i++) {
-      await call("after 1 s idle, CPUs kept busy", 1000);
-      labels.push("after 1 s idle, CPUs kept busy");
-    }
-    for (const s of spinners) s.kill("SIGKILL");
+    for (let i = 0; i < 5; i++) await call("after 1 s idle, CPUs kept busy", 1000);
+    for (const s of spinners.splice(0)) s.kill("SIGKILL");
   }
   await sleep(500);
   perf.kill("SIGINT");
@@ -208,7 +200,7 @@ try {
       who,
     );
     const label = labels[i] ?? "?";
-    if (p) bySeries.set(label, [...(bySeries.get(label) ?? []), p]);
+    if (p && label !== "warm-up") bySeries.set(label, [...(bySeries.get(label) ?? []), p]);
   });
   const names = [...bySeries.keys()];
   const keys = Object.keys(bySeries.get(names[0] ?? "")?.[0] ?? {});

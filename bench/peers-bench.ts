@@ -39,7 +39,7 @@ import {
   TITLES,
 } from "./peers/peer-tables.js";
 import { peersPython } from "./peers/peers-venv.js";
-import { ensureSwerexImage, swerexNetwork } from "./peers/swerex-setup.js";
+import { ensureSwerexImage, type SwerexNetwork, swerexNetwork } from "./peers/swerex-setup.js";
 import { envInt } from "./stats.js";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -66,11 +66,11 @@ for (const cleanup of await recoverAbandoned(docker, tmpdir(), RECORD_PREFIX))
 const record = mkdtempSync(join(tmpdir(), RECORD_PREFIX));
 claimRecord(record);
 const image = await ensureSandboxImage(docker, (line) => console.error(line));
-const python = peersPython((line) => console.error(`peers-bench: ${line}`));
-const swerexImage = await ensureSwerexImage(docker, python, image, (line) =>
-  console.error(`peers-bench: ${line}`),
-);
-const network = await swerexNetwork(docker, record);
+const say = (line: string) => console.error(`peers-bench: ${line}`);
+const python = systems.some((s) => s !== "harness") ? peersPython(say) : "";
+const swerex = systems.some((s) => s.startsWith("swerex"));
+const swerexImage = swerex ? await ensureSwerexImage(docker, python, image, say) : "";
+const network: SwerexNetwork = swerex ? await swerexNetwork(docker, record) : { name: "", note: "" };
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), "harness-peers-ws-")));
 if (process.getuid?.() === 0) chownSync(workspace, 1000, 1000);
 

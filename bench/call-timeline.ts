@@ -204,20 +204,20 @@ try {
   });
   const names = [...bySeries.keys()];
   const keys = Object.keys(bySeries.get(names[0] ?? "")?.[0] ?? {});
-  console.log(
-    `call timeline: ${CALLS} calls a series, load ${loadavg()
-      .map((x) => x.toFixed(2))
-      .join(
-        " ",
-      )}, medians in ms (calls parsed: ${names.map((n) => `${n} ${bySeries.get(n)?.length}`).join(", ")})\n`,
-  );
+  const load = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
+  const parsed = names.map((n) => `${n} ${bySeries.get(n)?.length}`).join(", ");
+  console.log(`call timeline: ${CALLS} calls a series, load ${load}; calls parsed: ${parsed}`);
+  console.log("means in ms (they add up to the whole call's mean), then the whole call's median\n");
+  const of = (n: string, k: string) => (bySeries.get(n) ?? []).map((p) => p[k] ?? 0);
   console.log(
     formatTable(
       ["hop", ...names],
-      keys.map((k) => [
-        k,
-        ...names.map((n) => summarize((bySeries.get(n) ?? []).map((p) => p[k] ?? 0)).medianMs.toFixed(2)),
-      ]),
+      [
+        ...keys.map((k) => [k, ...names.map((n) => summarize(of(n, k)).meanMs.toFixed(2))]),
+        ["whole call, median", ...names.map((n) => summarize(of(n, "whole call")).medianMs.toFixed(2))],
+      ],
     ),
   );
 } finally {

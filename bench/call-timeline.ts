@@ -114,7 +114,7 @@ function phases(events: readonly Event[], who: Who): Phases | undefined {
   const nOut = dOut && first((e) => inNode(e) && e.call === "read" && e.bytes > 0, dOut.t);
   if (!sOut || !dOut || !nOut) return undefined;
   const stopped = sigs.find((e) => e.t > hand.t) ?? hand;
-  const exited = sigs.at(-1) ?? stopped;
+  const exited = sigs.filter((e) => e.t <= xOut.t).at(-1) ?? stopped;
   return {
     "node: exec() called → request written": req.t - start.t,
     "request: node → dockerd": dIn.t - req.t,
@@ -209,15 +209,12 @@ try {
     .join(" ");
   const parsed = names.map((n) => `${n} ${bySeries.get(n)?.length}`).join(", ");
   console.log(`call timeline: ${CALLS} calls a series, load ${load}; calls parsed: ${parsed}`);
-  console.log("means in ms (they add up to the whole call's mean), then the whole call's median\n");
+  console.log("medians in ms (robust to the load's outliers; they need not add up to the whole call's)\n");
   const of = (n: string, k: string) => (bySeries.get(n) ?? []).map((p) => p[k] ?? 0);
   console.log(
     formatTable(
       ["hop", ...names],
-      [
-        ...keys.map((k) => [k, ...names.map((n) => summarize(of(n, k)).meanMs.toFixed(2))]),
-        ["whole call, median", ...names.map((n) => summarize(of(n, "whole call")).medianMs.toFixed(2))],
-      ],
+      keys.map((k) => [k, ...names.map((n) => summarize(of(n, k)).medianMs.toFixed(2))]),
     ),
   );
 } finally {

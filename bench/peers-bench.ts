@@ -1,300 +1,332 @@
 /**
- * harness against its peers on the same engine and image, in one interleaved run (issue 24):
- * mini-swe-agent (DockerEnvironment), llm-sandbox (SandboxSession) and SWE-ReX (DockerDeployment),
- * installed once into a cached virtual environment outside the repository (peers/peers-venv.ts) and
- * driven by peers/peer_driver.py with their defaults, except the image: harness's sandbox image.
+ * harness against its peers, on one engine and one image, one interleaved run (issues 24, 35):
+ * mini-swe-agent, llm-sandbox, SWE-ReX (its bash session and its stateless `execute`) and epicbox,
+ * each driven as an agent drives it by bench/peers/peer_driver.py, harness by
+ * bench/peers/harness-driver.ts, over one line protocol: the same commands, timeouts and deadlines
+ * for every system, every call timed inside its driver around the call only, every answer judged here
+ * on its bytes (bench/peers/behaviour-checks.ts). bench/peers/README.md says what each peer was given
+ * and why; the run prints Markdown tables and one JSON line with every sample.
  *
- * Measured, each round in a rotating order: from nothing (no container) to the first result, from
- * the process's spawn (harness: `harness exec -- echo first`, the built CLI); then per call, `true`
- * back to back in one sandbox. Once: a 200 MB flood through one call (the host process's peak RSS,
- * and whether the call came back), and the behaviour list (peer_driver.py `behaviours`, the same
- * checks here for harness). A report, not a test: nothing is asserted on timings.
- *   npm run bench:peers   (env: BENCH_ROUNDS=5 BENCH_CALLS=30 BENCH_FLOOD=1)
+ * Measured, each round in a rotating order, one fresh driver process per system and round (its
+ * modules loaded before anything is timed): from nothing (no container) to the first result, in
+ * process; `true` back to back; `true` after 1 s idle each. Once each: the behaviour list and a 200 MB
+ * flood (with the memory of every process the system runs, client and server). Nothing is asserted on
+ * timings. Everything the bench's systems create is recorded by id as it is created, and only that is
+ * removed (bench/peers/created-record.ts).
+ *   npm run bench:peers   (env: BENCH_ROUNDS=20 BENCH_CALLS=10 BENCH_IDLE_CALLS=2 BENCH_FLOOD=1
+ *                          BENCH_SYSTEMS=harness,mini,… BENCH_SWEREX_NETWORK=host)
  */
-import { spawn } from "node:child_process";
-import { chownSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Docker from "dockerode";
 import { ensureSandboxImage } from "../src/sandbox/docker/container/image.js";
-import { LABEL_MANAGED } from "../src/sandbox/docker/container/labels.js";
-import { DockerSandbox } from "../src/sandbox/docker/docker-sandbox.js";
+import { CHECKS, type CheckContext, type Verdict } from "./peers/behaviour-checks.js";
+import { claimRecord, readRecord, recoverAbandoned, removeRecorded } from "./peers/created-record.js";
+import { DriverProcess, type DriverReply, type Ready } from "./peers/driver-protocol.js";
+import { MemorySampler } from "./peers/memory-sampler.js";
+import {
+  behaviourCell,
+  type Flood,
+  figureCell,
+  floodGot,
+  floodMemory,
+  floodReturned,
+  markdownTable,
+  SYSTEMS,
+  type SystemName,
+  TITLES,
+} from "./peers/peer-tables.js";
 import { peersPython } from "./peers/peers-venv.js";
-import { envInt, formatTable, ms, ratio, type Summary, summarize } from "./stats.js";
-import { removeContainers } from "./workspace-containers.js";
+import { ensureSwerexImage, type SwerexNetwork, swerexNetwork } from "./peers/swerex-setup.js";
+import { envInt } from "./stats.js";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
-const DRIVER = join(ROOT, "bench", "peers", "peer_driver.py");
-const CLI = join(ROOT, "bin", "harness.mjs");
-const ROUNDS = envInt("BENCH_ROUNDS", 5);
-const CALLS = envInt("BENCH_CALLS", 30);
-/** BENCH_FLOOD=0 leaves the floods out (they take minutes: some peers hold the whole output). */
+const ROUNDS = envInt("BENCH_ROUNDS", 20);
+const CALLS = envInt("BENCH_CALLS", 10);
+const IDLE_CALLS = envInt("BENCH_IDLE_CALLS", 2);
+const IDLE_MS = 1000;
 const FLOODS = process.env["BENCH_FLOOD"] !== "0";
 const FLOOD_BYTES = 200_000_000;
-const PEERS = ["mini", "llm-sandbox", "swerex"] as const;
-const ALL = ["harness", ...PEERS] as const;
-type Name = (typeof ALL)[number];
-type Behaviours = Record<string, { ok: boolean } & Record<string, unknown>>;
-
-interface Spawned {
-  /** ms from spawn to the line starting with the marker; undefined without one. */
-  markerMs: number | undefined;
-  code: number | null;
-  /** The output's lines, unless it was only counted. */
-  lines: string[];
-  stdoutBytes: number;
-  stderr: string;
-}
-
-/** Spawns, timing the first stdout line that starts with `marker`; `count` only counts the output. */
-function timedSpawn(
-  command: string,
-  args: string[],
-  options: { marker?: string; count?: boolean; timeoutMs: number },
-): Promise<Spawned> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let markerMs: number | undefined;
-    let text = "";
-    let stdoutBytes = 0;
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdoutBytes += chunk.length;
-      if (options.count) return;
-      text += chunk.toString("utf8");
-      if (
-        markerMs === undefined &&
-        options.marker &&
-        text.split("\n").some((l) => l.startsWith(options.marker ?? ""))
-      )
-        markerMs = performance.now() - started;
-    });
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr = `${stderr}${chunk.toString("utf8")}`.slice(-4000);
-    });
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ markerMs, code, lines: text.split("\n"), stdoutBytes, stderr });
-    });
-  });
-}
-
-/** The JSON after `prefix` on one of the lines, or undefined. */
-function jsonLine<T>(lines: string[], prefix: string): T | undefined {
-  const line = lines.find((l) => l.startsWith(`${prefix} `));
-  return line === undefined ? undefined : (JSON.parse(line.slice(prefix.length + 1)) as T);
-}
+const FLOOD_TIMEOUT_S = 60;
+/** Past its timeout, how long a flood call is waited for before it counts as never returned. */
+const FLOOD_SLACK_S = 15;
+const RECORD_PREFIX = "harness-peers-record-";
+const chosen = (process.env["BENCH_SYSTEMS"] ?? SYSTEMS.join(",")).split(",");
+const systems = SYSTEMS.filter((s) => chosen.includes(s));
 
 const docker = new Docker();
-await docker.ping();
+const started = performance.now();
 const engine = await docker.version();
+for (const cleanup of await recoverAbandoned(docker, tmpdir(), RECORD_PREFIX))
+  console.error(
+    `peers-bench: removed what an earlier run left: ${cleanup.removed.length} (${cleanup.failed.length} failed)`,
+  );
+const record = mkdtempSync(join(tmpdir(), RECORD_PREFIX));
+claimRecord(record);
 const image = await ensureSandboxImage(docker, (line) => console.error(line));
-const python = peersPython((line) => console.error(`peers-bench: ${line}`));
-const workspace = realpathSync(mkdtempSync(join(tmpdir(), "harness-peers-")));
+const say = (line: string) => console.error(`peers-bench: ${line}`);
+const python = systems.some((s) => s !== "harness") ? peersPython(say) : "";
+const swerex = systems.some((s) => s.startsWith("swerex"));
+const swerexImage = swerex ? await ensureSwerexImage(docker, python, image, say) : "";
+const network: SwerexNetwork = swerex ? await swerexNetwork(docker, record) : { name: "", note: "" };
+const workspace = realpathSync(mkdtempSync(join(tmpdir(), "harness-peers-ws-")));
 if (process.getuid?.() === 0) chownSync(workspace, 1000, 1000);
 
-/** harness's side of peer_driver.py `behaviours`: the same commands, in the same order. */
-async function harnessBehaviours(sandbox: DockerSandbox): Promise<Behaviours> {
-  const out: Behaviours = {};
-  const t = performance.now();
-  let r = await sandbox.exec("sleep 30 >/dev/null 2>&1 & echo started", { timeoutMs: 20_000 });
-  const seconds = (performance.now() - t) / 1000;
-  out["background sleep returns"] = { ok: r.stdout.includes("started") && seconds < 15, seconds };
-  r = await sandbox.exec("echo out; echo err >&2; sh -c 'exit 3'");
-  out["stdout, stderr apart, exit code"] = {
-    ok: r.stdout.trim() === "out" && r.stderr.trim() === "err" && r.exitCode === 3,
-    exit: r.exitCode,
-  };
-  await sandbox.exec("cd /tmp");
-  r = await sandbox.exec("pwd");
-  out["cwd persists"] = { ok: r.stdout.trim() === "/tmp", pwd: r.stdout.trim() };
-  r = await sandbox.exec("id -u");
-  out["non-root"] = { ok: !["0", ""].includes(r.stdout.trim()), uid: r.stdout.trim() };
-  r = await sandbox.exec("grep -cv -e '^ *lo:' -e '|' /proc/net/dev");
-  out["no network"] = { ok: r.stdout.trim() === "0", interfaces: r.stdout.trim() };
-  r = await sandbox.exec("printf 'a\\000b\\377c'");
-  // harness shows what is not text as escapes (by design: the model reads it), and counts the bytes.
-  out["binary output intact"] = {
-    ok: r.stdoutBytes === 5,
-    output: JSON.stringify(r.stdout),
-    bytes: r.stdoutBytes,
-  };
-  await sandbox.exec("setsid sleep 301 & sleep 60", { timeoutMs: 3_000 });
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  const top = (await docker.getContainer(sandbox.containerId).top({ ps_args: "-eo pid,args" })) as {
-    Processes?: string[][];
-  };
-  const left = (top.Processes ?? []).some((row) => row.join(" ").includes("sleep 301"));
-  out["timed-out setsid child gone"] = { ok: !left };
-  return out;
-}
-
-const fromNothing: Record<Name, number[]> = { harness: [], mini: [], "llm-sandbox": [], swerex: [] };
-const perCall: Record<Name, number[]> = { harness: [], mini: [], "llm-sandbox": [], swerex: [] };
-const behaviours: Partial<Record<Name, Behaviours>> = {};
-const failures: Partial<Record<Name, string>> = {};
-
-async function roundFor(name: Name, first: boolean): Promise<void> {
-  if (failures[name]) return;
+let driverCount = 0;
+/** A fresh driver for `name`, with a record directory of its own. */
+async function startDriver(name: SystemName): Promise<{ driver: DriverProcess; dir: string }> {
+  const dir = join(record, `${name}-${driverCount++}`);
+  mkdirSync(dir);
+  const env: NodeJS.ProcessEnv = { ...process.env, BENCH_RECORD_DIR: dir, BENCH_IMAGE: image };
   if (name === "harness") {
-    await removeContainers(docker, workspace);
-    const r = await timedSpawn(process.execPath, [CLI, "exec", "-w", workspace, "--", "echo", "first"], {
-      marker: "first",
-      timeoutMs: 60_000,
-    });
-    if (r.code !== 0 || r.markerMs === undefined) throw new Error(`harness exec failed: ${r.stderr}`);
-    fromNothing.harness.push(r.markerMs);
-    const sandbox = await DockerSandbox.open({ workspace });
-    try {
-      // As the drivers do: the first call (which waits for the sandbox to be ready) is not timed.
-      await sandbox.exec("echo first");
-      for (let i = 0; i < CALLS; i++) {
-        const t = performance.now();
-        await sandbox.exec("true");
-        perCall.harness.push(performance.now() - t);
-      }
-      if (first) behaviours.harness = await harnessBehaviours(sandbox);
-    } finally {
-      await sandbox.stop();
+    const driver = await DriverProcess.start(
+      process.execPath,
+      ["--import", "tsx", join(ROOT, "bench", "peers", "harness-driver.ts")],
+      { ...env, BENCH_WORKSPACE: workspace },
+    );
+    return { driver, dir };
+  }
+  Object.assign(env, {
+    PYTHONDONTWRITEBYTECODE: "1",
+    BENCH_SWEREX_IMAGE: swerexImage,
+    BENCH_SWEREX_NETWORK: network.name,
+    BENCH_SWEREX_NETWORK_NOTE: network.note,
+    ...(network.port === undefined ? {} : { BENCH_SWEREX_PORT: String(network.port) }),
+  });
+  const driver = await DriverProcess.start(
+    python,
+    [join(ROOT, "bench", "peers", "peer_driver.py"), name],
+    env,
+  );
+  return { driver, dir };
+}
+
+/** Ends a driver (asking it to close when it can) and removes what it recorded. */
+async function endDriver(driver: DriverProcess, dir: string, close: boolean): Promise<void> {
+  if (close) await driver.request({ op: "close", deadline: 60 });
+  else driver.kill();
+  await driver.exit(15);
+  const cleanup = await removeRecorded(docker, readRecord(dir));
+  for (const f of cleanup.failed)
+    console.error(`peers-bench: could not remove ${f.kind} ${f.id}: ${f.error}`);
+  if (cleanup.failed.length === 0) rmSync(dir, { recursive: true, force: true });
+}
+
+const run = (driver: DriverProcess, command: string, timeout = 20, deadline = 40, digest = false) =>
+  driver.request({ op: "run", command, timeout, deadline, digest });
+const sleep = (msToWait: number) => new Promise<void>((resolve) => setTimeout(resolve, msToWait));
+
+const samples = {
+  fromNothing: {} as Record<string, number[]>,
+  backToBack: {} as Record<string, number[]>,
+  afterIdle: {} as Record<string, number[]>,
+};
+for (const name of systems) for (const bucket of Object.values(samples)) bucket[name] = [];
+const failures: Record<string, string[]> = {};
+const settings: Partial<Record<SystemName, Ready["settings"]>> = {};
+
+function failedCall(name: SystemName, what: string, reply: DriverReply): boolean {
+  const bad = !reply.returned || (reply.error != null && reply.stdout == null) || reply.exit !== 0;
+  if (bad) failures[name] = [...(failures[name] ?? []), `${what}: ${JSON.stringify(reply).slice(0, 300)}`];
+  return bad;
+}
+
+/** One round for one system: from nothing, back to back, after idle. `keep` false: a warm-up. */
+async function round(name: SystemName, keep: boolean): Promise<void> {
+  if ((failures[name]?.length ?? 0) >= 3) return;
+  const { driver, dir } = await startDriver(name);
+  settings[name] = driver.ready.settings;
+  let opened = false;
+  try {
+    const open = await driver.request({ op: "open", deadline: 120 });
+    if (failedCall(name, "open", open)) return;
+    opened = true;
+    if (keep) samples.fromNothing[name]?.push(open.ms ?? 0);
+    for (let i = 0; i < (keep ? CALLS : 2); i++) {
+      const r = await run(driver, "true");
+      if (failedCall(name, "true", r)) return;
+      if (keep) samples.backToBack[name]?.push(r.ms ?? 0);
     }
-    return;
-  }
-  const r = await timedSpawn(python, [DRIVER, "calls", name, image, String(CALLS)], {
-    marker: "FIRST",
-    timeoutMs: 300_000,
-  });
-  const result = jsonLine<{ calls_ms: number[]; behaviours: Behaviours }>(r.lines, "RESULT");
-  if (r.markerMs === undefined || result === undefined) {
-    failures[name] = r.stderr.trim().split("\n").slice(-3).join(" | ");
-    return;
-  }
-  fromNothing[name].push(r.markerMs);
-  perCall[name].push(...result.calls_ms);
-  if (first) behaviours[name] = result.behaviours;
-}
-
-interface Flood {
-  /** The call came back with all 200 MB: "whole"; came back with less: "partial"; never: "no". */
-  returned: "whole" | "partial" | "no";
-  peakRssMB: number | undefined;
-  detail: string;
-}
-
-/** One 200 MB flood, under GNU time for the peak RSS of the process (and its children). */
-async function flood(name: Name): Promise<Flood> {
-  const args =
-    name === "harness"
-      ? [process.execPath, CLI, "exec", "-w", workspace, "--", "head", "-c", String(FLOOD_BYTES), "/dev/zero"]
-      : [python, DRIVER, "flood", name, image, String(FLOOD_BYTES)];
-  const r = await timedSpawn("/usr/bin/time", ["-f", "MAXRSS %M", ...args], {
-    count: name === "harness",
-    timeoutMs: 180_000,
-  });
-  const rss = /MAXRSS (\d+)/.exec(r.stderr)?.[1];
-  const peakRssMB = rss === undefined ? undefined : Math.round(Number(rss) / 1024);
-  if (name === "harness")
-    return {
-      returned: r.code !== 0 ? "no" : r.stdoutBytes === FLOOD_BYTES ? "whole" : "partial",
-      peakRssMB,
-      detail: `${r.stdoutBytes} bytes streamed to stdout`,
-    };
-  const result = jsonLine<{ returned: boolean; chars?: number; error?: string }>(r.lines, "RESULT");
-  return {
-    returned: result?.returned !== true ? "no" : result.chars === FLOOD_BYTES ? "whole" : "partial",
-    peakRssMB,
-    detail: result
-      ? (result.error ?? `${result.chars} characters returned`)
-      : `no result (exit ${r.code}${r.code === null ? ", killed at 180 s" : ""})`,
-  };
-}
-
-/** Peers' containers left by a driver that was killed: made by this run, on this image, not harness's. */
-async function removePeerLeftovers(before: Set<string>): Promise<void> {
-  for (const c of await docker.listContainers({ all: true })) {
-    if (before.has(c.Id) || c.Image !== image || c.Labels[LABEL_MANAGED] !== undefined) continue;
-    await docker
-      .getContainer(c.Id)
-      .remove({ force: true })
-      .catch(() => {});
+    for (let i = 0; keep && i < IDLE_CALLS; i++) {
+      await sleep(IDLE_MS);
+      const r = await run(driver, "true");
+      if (failedCall(name, "true after idle", r)) return;
+      samples.afterIdle[name]?.push(r.ms ?? 0);
+    }
+  } finally {
+    await endDriver(driver, dir, opened);
   }
 }
 
-const existing = new Set((await docker.listContainers({ all: true })).map((c) => c.Id));
+async function processesIn(dir: string): Promise<string[]> {
+  const lines: string[] = [];
+  for (const c of readRecord(dir).filter((x) => x.kind === "container")) {
+    // Gone (404) or stopped (409): nothing of the system runs there.
+    const top = (await docker
+      .getContainer(c.id)
+      .top({ ps_args: "-eo pid,args" })
+      .catch((error: { statusCode?: number }) => {
+        if (error.statusCode === 404 || error.statusCode === 409) return undefined;
+        throw error;
+      })) as { Processes?: string[][] } | undefined;
+    for (const row of top?.Processes ?? []) lines.push(row.slice(1).join(" "));
+  }
+  return lines;
+}
+
+/** The behaviour list on one system; a driver left stuck by a check is replaced by a fresh one. */
+async function behaviours(name: SystemName): Promise<Record<string, Verdict>> {
+  const verdicts: Record<string, Verdict> = {};
+  let current = await startDriver(name);
+  let open = await current.driver.request({ op: "open", deadline: 120 });
+  let stuck = false;
+  try {
+    for (const check of CHECKS) {
+      if (stuck || !open.returned || open.error) {
+        await endDriver(current.driver, current.dir, false);
+        current = await startDriver(name);
+        open = await current.driver.request({ op: "open", deadline: 120 });
+        stuck = false;
+      }
+      if (!open.returned || open.error) {
+        verdicts[check.name] = { cell: `could not open: ${open.error ?? "never returned"}`, ok: false };
+        continue;
+      }
+      const { driver, dir } = current;
+      const ctx: CheckContext = {
+        run: async (command, timeout, deadline = 2 * timeout) => {
+          const r = await run(driver, command, timeout, deadline);
+          if (!r.returned) stuck = true;
+          return r;
+        },
+        processes: () => processesIn(dir),
+        sleep,
+      };
+      verdicts[check.name] = await check.judge(ctx);
+    }
+  } finally {
+    await endDriver(current.driver, current.dir, !stuck && open.returned === true);
+  }
+  return verdicts;
+}
+
+async function flood(name: SystemName): Promise<Flood | undefined> {
+  const { driver, dir } = await startDriver(name);
+  const idle = new MemorySampler(docker, driver.pid, dir);
+  const clientIdleMB = (await idle.stop()).clientMB;
+  let closeIt = false;
+  try {
+    const open = await driver.request({ op: "open", deadline: 120 });
+    if (failedCall(name, "open (flood)", open)) return undefined;
+    const sampler = new MemorySampler(docker, driver.pid, dir);
+    sampler.start(100);
+    const reply = await run(
+      driver,
+      `head -c ${FLOOD_BYTES} /dev/zero`,
+      FLOOD_TIMEOUT_S,
+      FLOOD_TIMEOUT_S + FLOOD_SLACK_S,
+      true,
+    );
+    const memory = await sampler.stop();
+    closeIt = reply.returned;
+    return { reply, memory, clientIdleMB };
+  } finally {
+    await endDriver(driver, dir, closeIt);
+  }
+}
+
 let exitCode = 0;
+const stopOnSignal = (signal: NodeJS.Signals) => {
+  console.error(`peers-bench: ${signal}: removing what the run recorded`);
+  void removeRecorded(docker, readRecord(record)).finally(() => {
+    rmSync(record, { recursive: true, force: true });
+    process.exit(130);
+  });
+};
+process.once("SIGINT", stopOnSignal);
+process.once("SIGTERM", stopOnSignal);
+const loadAtStart = loadavg().map((x) => x.toFixed(2));
 try {
   const others = (await docker.listContainers()).length;
-  const load = loadavg().map((x) => x.toFixed(2));
   console.log(
-    `peers-bench: engine ${engine.Version}, image ${image}, node ${process.version}, ${cpus().length} CPUs, load ${load.join(" ")}, other running containers ${others}`,
+    `peers-bench: engine ${engine.Version}, image ${image}, node ${process.version}, ${cpus().length} CPUs, load ${loadAtStart.join(" ")}, other running containers ${others}`,
   );
-  for (let round = 0; round < ROUNDS; round++) {
-    const order = ALL.map((_, i) => ALL[(i + round) % ALL.length] as Name);
-    for (const name of order) await roundFor(name, round === 0);
+  for (const name of systems) await round(name, false);
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let k = 0; k < systems.length; k++)
+      await round(systems[(r + k) % systems.length] as SystemName, true);
+    console.error(`peers-bench: round ${r + 1}/${ROUNDS}, load ${loadavg()[0]?.toFixed(2)}`);
   }
-  const floods: Partial<Record<Name, Flood>> = {};
-  if (FLOODS) for (const name of ALL) if (!failures[name]) floods[name] = await flood(name);
+  const verdicts: Partial<Record<SystemName, Record<string, Verdict>>> = {};
+  for (const name of systems) verdicts[name] = await behaviours(name);
+  const floods: Partial<Record<SystemName, Flood>> = {};
+  if (FLOODS)
+    for (const name of systems) {
+      const f = await flood(name);
+      if (f) floods[name] = f;
+    }
+  const loadAtEnd = loadavg().map((x) => x.toFixed(2));
+  const minutes = ((performance.now() - started) / 60_000).toFixed(1);
 
-  const stat = (xs: number[]): Summary | undefined => (xs.length > 0 ? summarize(xs) : undefined);
-  const h = { first: stat(fromNothing.harness), call: stat(perCall.harness) };
-  const rows = ALL.map((name) => {
-    const first = stat(fromNothing[name]);
-    const call = stat(perCall[name]);
-    if (!first || !call) return [name, "could not run", "", "", "", "", ""];
-    return [
-      name,
-      `${ms(call.medianMs)} / ${ms(call.p95Ms)}`,
-      h.call ? `${ratio(call.medianMs, h.call.medianMs)}x` : "",
-      `${ms(first.medianMs)} / ${ms(first.p95Ms)}`,
-      h.first ? `${ratio(first.medianMs, h.first.medianMs)}x` : "",
-      floods[name]?.returned ?? "?",
-      floods[name]?.peakRssMB === undefined ? "?" : `${floods[name]?.peakRssMB} MB`,
-    ];
-  });
+  const h = (bucket: Record<string, number[]>) => bucket["harness"] ?? [];
+  const figure = (title: string, bucket: Record<string, number[]>) => [
+    title,
+    ...systems.map((n) => figureCell(bucket[n] ?? [], h(bucket), n === "harness")),
+  ];
+  const header = ["", ...systems.map((n) => TITLES[n])];
   console.log(
-    `\n${ROUNDS} rounds, interleaved; per call: ${CALLS} x \`true\` back to back per round; from nothing: spawn to the first result, no container\n`,
+    `\n${ROUNDS} rounds, interleaved, ${CALLS} calls back to back and ${IDLE_CALLS} after ${IDLE_MS / 1000} s idle per round; median / p95 (peer ÷ harness of the medians; below 1 the peer is faster). Load ${loadAtStart[0]} at the start, ${loadAtEnd[0]} at the end; ${minutes} min.\n`,
   );
   console.log(
-    formatTable(
-      [
-        "",
-        "per call median / p95",
-        "vs harness",
-        "from nothing median / p95",
-        "vs harness",
-        "200 MB flood comes back",
-        "flood peak RSS",
-      ],
-      rows,
-    ),
+    markdownTable(header, [
+      figure("per call `true`, back to back", samples.backToBack),
+      figure(`per call \`true\`, each after ${IDLE_MS / 1000} s idle`, samples.afterIdle),
+      figure("from nothing to the first result, in process", samples.fromNothing),
+      ...(FLOODS
+        ? [
+            [
+              "200 MB flood: the call returns",
+              ...systems.map((n) => (floods[n] ? floodReturned(floods[n], FLOOD_TIMEOUT_S) : "—")),
+            ],
+            [
+              "200 MB flood: what the caller got",
+              ...systems.map((n) => (floods[n] ? floodGot(floods[n], FLOOD_BYTES) : "—")),
+            ],
+            [
+              "200 MB flood: peak memory, client + server",
+              ...systems.map((n) => (floods[n] ? floodMemory(floods[n]) : "—")),
+            ],
+          ]
+        : []),
+    ]),
   );
-  const checks = Object.keys(behaviours.harness ?? {});
   console.log(
-    `\n${formatTable(
-      ["behaviour", ...ALL],
-      checks.map((check) => [
-        check,
-        ...ALL.map((name) => {
-          const b = behaviours[name]?.[check];
-          return b === undefined ? "-" : b.ok ? "yes" : "no";
-        }),
-      ]),
+    `\n${markdownTable(
+      ["behaviour", ...systems.map((n) => TITLES[n])],
+      CHECKS.map((c) => [c.name, ...systems.map((n) => behaviourCell(verdicts[n]?.[c.name]))]),
     )}`,
   );
-  for (const [name, why] of Object.entries(failures)) console.log(`\n${name} could not run: ${why}`);
-  for (const name of ALL) if (floods[name]) console.log(`flood, ${name}: ${floods[name]?.detail}`);
+  const keys = [...new Set(systems.flatMap((n) => Object.keys(settings[n] ?? {})))];
   console.log(
-    `\n${JSON.stringify({ bench: "peers", engine: engine.Version, image, load, fromNothing, perCall, behaviours, floods, failures })}`,
+    `\n${markdownTable(
+      ["given", ...systems.map((n) => TITLES[n])],
+      keys.map((k) => [k, ...systems.map((n) => settings[n]?.[k] ?? "—")]),
+    )}`,
+  );
+  for (const [name, why] of Object.entries(failures)) console.log(`\n${name} failed: ${why.join("\n  ")}`);
+  console.log(
+    `\n${JSON.stringify({ bench: "peers", engine: engine.Version, image, swerexImage, network: network.note, loadAtStart, loadAtEnd, minutes, samples, verdicts, floods, failures })}`,
   );
 } catch (error) {
   console.error((error as Error).stack ?? error);
   exitCode = 1;
 } finally {
-  await removePeerLeftovers(existing);
-  await removeContainers(docker, workspace);
+  const cleanup = await removeRecorded(docker, readRecord(record));
+  for (const f of cleanup.failed)
+    console.error(`peers-bench: could not remove ${f.kind} ${f.id}: ${f.error}`);
+  if (cleanup.failed.length === 0) rmSync(record, { recursive: true, force: true });
   rmSync(workspace, { recursive: true, force: true });
 }
 process.exit(exitCode);

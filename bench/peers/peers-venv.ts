@@ -10,9 +10,15 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 
 /** What the benchmark measures, pinned: a new version is a new environment. */
-export const PEER_PACKAGES = ["mini-swe-agent==2.4.6", "llm-sandbox[docker]==0.3.46", "swe-rex==1.4.0"];
+export const PEER_PACKAGES = [
+  "mini-swe-agent==2.4.6",
+  "llm-sandbox[docker]==0.3.46",
+  "swe-rex==1.4.0",
+  // Needs a shim for urllib3 2 (peer_systems.py epicbox_urllib3_shim).
+  "epicbox==1.1.0",
+];
 
-function run(command: string, args: string[]): void {
+export function run(command: string, args: string[]): void {
   const r = spawnSync(command, args, { stdio: ["ignore", "ignore", "pipe"], encoding: "utf8" });
   if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} failed: ${r.stderr.trim().slice(-600)}`);
 }

@@ -345,7 +345,8 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
     if (known !== undefined) {
       let turnInput = input;
       const iterations: Record<string, unknown>[] = [];
-      if (trigger !== undefined && input > trigger) {
+      // The docs: compaction starts when the input "reaches" the trigger (150,000 tokens by default).
+      if (trigger !== undefined && input >= trigger) {
         const block = compact(context, ++compactions, options.compactionToolChanges) as FakeBlock;
         context = [];
         turnInput = tokenizer.preamble(loose) + tokenizer.block(block) + 4;

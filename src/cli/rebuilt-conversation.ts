@@ -26,10 +26,13 @@ export function checkRebuiltConversation(
     because.why === "masked"
       ? `a secret was masked at transcript line ${because.line}`
       : `a thinking block at transcript line ${because.line} held an Anthropic API key and was not recorded`;
-  if (openTurn && !thinkingOff)
+  if (openTurn && !thinkingOff) {
+    // A fork cuts the run after a step: it always ends inside the turn that made that call.
+    const where = flag === "--fork" ? `the fork of run ${runId} ends` : `run ${runId} stopped`;
     throw new ConfigError(
-      `${flag}: run ${runId} stopped in the middle of a turn whose thinking cannot be sent back (${why}), and the API refuses a turn's tool results without its thinking while thinking is on: give --thinking off`,
+      `${flag}: ${where} in the middle of a turn whose thinking cannot be sent back (${why}), and the API refuses a turn's tool results without its thinking while thinking is on: give --thinking off`,
     );
+  }
   return [
     `left out ${leftOut} thinking block(s) of run ${runId}: ${why}, and the API takes thinking back only after the conversation it followed, unchanged`,
   ];

@@ -279,6 +279,12 @@ describe("parseConversation: what the transcript could not keep of what the mode
       leftOut: 0,
       openTurn: false,
     });
+    // A fork from that step ends in that turn: refused in the fork's words, unless thinking is off.
+    const fork = parseConversation(text, { steps: 1, notRunText: "n" });
+    expect(() => checkRebuiltConversation(fork, "--fork", "run-1", false)).toThrow(
+      /^--fork: the fork of run run-1 ends in the middle of a turn whose thinking cannot be sent back \(a secret was masked at transcript line 3\), .*: give --thinking off$/,
+    );
+    expect(checkRebuiltConversation(fork, "--fork", "run-1", true)).toHaveLength(1);
   });
 
   it("leaves out the kept turn's thinking after a masked summary", () => {

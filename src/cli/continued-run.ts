@@ -13,6 +13,7 @@ import { namedRun, newestRunOfWorkspace, type RunToContinue } from "../runs/run-
 import { readSettings } from "../settings/read-setting.js";
 import { managedRunIdOf, pidOfRunId, runsDir } from "../state/run-layout.js";
 import { readConversation } from "../transcript/read-conversation.js";
+import { checkRebuiltConversation } from "./rebuilt-conversation.js";
 
 /** The flags of `harness run` this file reads. */
 export interface ContinueFlags extends CliFlags {
@@ -39,6 +40,8 @@ export interface ContinuedRun extends RunToContinue {
   incompleteCalls: number;
   /** The highest `out-N` id the conversation names (0: none): new saved outputs get higher ones. */
   highestOutputId: number;
+  /** What the rebuild left out, one line each (rebuilt-conversation.ts). */
+  notes: string[];
 }
 
 export interface ContinueOptions {
@@ -48,6 +51,8 @@ export interface ContinueOptions {
   isAlive?: (pid: number) => boolean;
   /** This process's pid (a transcript this process has open is not "open elsewhere"). */
   ownPid?: number;
+  /** The continuing run has thinking off (`--thinking off`): no thinking is sent back. */
+  thinkingOff?: boolean;
 }
 
 /** The run `--continue` / `--resume` names, or undefined when neither was given. Throws `ConfigError`. */
@@ -85,7 +90,8 @@ export async function loadContinuedRun(
     }
   }
   checkTranscriptFile(found.transcriptPath, flag);
-  const conversation = await readConversation(found.transcriptPath);
+  const thinkingOff = options.thinkingOff === true;
+  const conversation = await readConversation(found.transcriptPath, undefined, { dropThinking: thinkingOff });
   if (conversation.mcpSession)
     throw new ConfigError(
       `${flag}: run ${found.id} is an MCP session: its tool calls came from an MCP client, whose own model holds the conversation, so harness has none to continue; start a new run (without ${flag}) on the workspace as the session left it, or resume an agent run (harness runs lists them)`,
@@ -112,12 +118,14 @@ export async function loadContinuedRun(
         `${resume === undefined ? flag : `${flag} ${resume}`}: ${doubt}, so what it records may not be what harness wrote: it records workspace ${recorded}; check that and give --workspace ${recorded} to continue there`,
       );
   }
+  const notes = checkRebuiltConversation(conversation, flag, found.id, thinkingOff);
   return {
     ...found,
     workspace: recorded ?? realWorkspace(readSettings(flags, env).text("workspace") ?? process.cwd()),
     messages: conversation.messages,
     incompleteCalls: conversation.incompleteCalls.length,
     highestOutputId: conversation.highestOutputId,
+    notes,
   };
 }
 

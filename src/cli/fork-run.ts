@@ -15,6 +15,7 @@ import type { MessageParam } from "../model/model-client.js";
 import { namedRun, type RunToContinue } from "../runs/run-to-continue.js";
 import { runsDir } from "../state/run-layout.js";
 import { readConversation } from "../transcript/read-conversation.js";
+import { checkRebuiltConversation } from "./rebuilt-conversation.js";
 import { restoreCheckpoint } from "./restore-checkpoint.js";
 
 /** A run and step, as `RUN@N` names them. */
@@ -61,9 +62,11 @@ export function checkpointOf(run: RunToContinue, step: number, flag: string): Ma
   );
 }
 
+/** `thinkingOff`: the fork runs with `--thinking off`, so no thinking is sent back. */
 export async function prepareFork(
   flags: { fork?: string; workspace?: string; continue?: boolean; resume?: string },
   env: NodeJS.ProcessEnv,
+  thinkingOff = false,
 ): Promise<ForkedRun | undefined> {
   if (flags.fork === undefined) return undefined;
   if (flags.continue || flags.resume !== undefined)
@@ -80,7 +83,9 @@ export async function prepareFork(
           steps: ref.step,
           notRunText: `Error: not run: this run was forked from step ${ref.step} of run ${ref.run.id}, before this call.`,
         },
+    { dropThinking: thinkingOff },
   );
+  const rebuilt = checkRebuiltConversation(conversation, "--fork", ref.run.id, thinkingOff);
   const target = resolve(flags.workspace);
   try {
     await prepareTarget(target);
@@ -89,7 +94,12 @@ export async function prepareFork(
   }
   const owner = await ownerOf(conversation.workspace, dirname(target));
   const { restored, lines } = await restoreCheckpoint(ref.run.transcriptPath, manifest, target, owner);
-  return { ...ref, messages: ref.step === 0 ? [] : conversation.messages, restored, notes: lines };
+  return {
+    ...ref,
+    messages: ref.step === 0 ? [] : conversation.messages,
+    restored,
+    notes: [...(ref.step === 0 ? [] : rebuilt), ...lines],
+  };
 }
 
 /** The owner of the recorded workspace, or (gone) of the directory the new one is made in. */

@@ -44,9 +44,10 @@ export async function runCommand(
 ): Promise<number> {
   // Both configs and the run to continue are checked before Docker is touched: one line, at once.
   const agentConfig = loadAgentConfig(process.env, flags);
-  const continued = await loadContinuedRun(flags, { env: process.env });
+  const thinkingOff = agentConfig.thinking?.type === "disabled";
+  const continued = await loadContinuedRun(flags, { env: process.env, thinkingOff });
   // A fork's workspace is written here, before the sandbox config checks that it exists.
-  const fork = await prepareFork(flags, process.env);
+  const fork = await prepareFork(flags, process.env, thinkingOff);
   // A continued run works where the recorded one did; the sandbox opens with this run's flags.
   const sandboxFlags: CliFlags =
     continued === undefined ? flags : { ...flags, workspace: continued.workspace };
@@ -210,6 +211,8 @@ function reportContinuing(run: ContinuedRun): void {
   process.stderr.write(
     `harness: continuing run ${id} in workspace ${workspace} (${run.messages.length} messages)${cut}\n`,
   );
+  for (const note of run.notes)
+    process.stderr.write(`harness: ${sanitizeForTerminal(note, { oneLine: true })}\n`);
 }
 
 /**

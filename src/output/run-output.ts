@@ -57,7 +57,9 @@ export function createRunOutput(options: RunOutputOptions): RunOutput {
   let apiMs = () => 0;
   const { pricing } = options;
   const costOf = pricing === undefined ? undefined : (usage: TokenUsage) => costUsd(pricing, usage);
-  // One write per line: a line never interleaves with another writer's output.
+  // One write per line: a line never interleaves with another writer's output. Secrets are masked
+  // in signed blocks too (thinking, compaction), unlike in the transcript: this output is only read,
+  // and harness continues a run from its transcript, never from here.
   const writeJson = (message: object) => stdout.write(`${JSON.stringify(scrubSecrets(message))}\n`);
   const result = (ending: Omit<Ending, "durationMs" | "apiDurationMs">): ResultMessage =>
     buildResult(options, { ...ending, durationMs: now() - startedAt, apiDurationMs: apiMs() });

@@ -1,6 +1,7 @@
 /**
- * One run's steps, readable: its task, each command with its exit code and what was noted about it,
- * what the model said, how it ended and its final text. The transcript is streamed line by line, so
+ * One run's steps, readable: its task, each command (an editor call as its command, path and edit:
+ * show-steps.ts) with its exit code and what was noted about it, what the model said, each edit that
+ * kept the conversation within the window, how it ended and its final text. The transcript is streamed line by line, so
  * a big one is never held whole. Every piece of text in it came from the model or a command, so it is
  * shown with its control characters as escapes (sanitizeForTerminal); a damaged line is named and skipped.
  */
@@ -8,10 +9,10 @@ import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
 import type { TokenUsage } from "../model/model-client.js";
 import { costUsd, formatUsd, resolvePricing } from "../model/pricing.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import type {
   AssistantRecord,
   CheckpointRecord,
+  ContextRecord,
   RunEndRecord,
   RunStartRecord,
   ToolCallRecord,
@@ -20,6 +21,17 @@ import type {
   UncheckedRecord,
 } from "../transcript/transcript-records.js";
 import { tryTranscriptRow } from "../transcript/transcript-rows.js";
+import {
+  callHead,
+  contextLine,
+  editorOutcome,
+  firstLine,
+  INDENT,
+  oneLine,
+  type ShownCall,
+  safe,
+  withheldLines,
+} from "./show-steps.js";
 
 export interface ShowOptions {
   /** Env for HARNESS_PRICE_* (cost). Default process.env. */
@@ -30,7 +42,6 @@ export interface ShowOptions {
 
 type Row = UncheckedRecord<TranscriptRecord> & { type?: unknown } & Record<string, unknown>;
 
-const INDENT = "    ";
 const MAX_BAD_LINES = 3;
 
 /** The lines that show the transcript at `path`. Rejects only when the file cannot be opened. */
@@ -65,7 +76,7 @@ class ShowState {
   private task: string | undefined;
   private model: string | undefined;
   private ended = true;
-  private readonly calls = new Map<string, { n: number; name: string; input: unknown }>();
+  private readonly calls = new Map<string, ShownCall>();
 
   constructor(options: ShowOptions) {
     this.maxTextLines = options.maxTextLines ?? 12;
@@ -96,6 +107,8 @@ class ShowState {
         return typeof row["text"] === "string" ? [`note: ${oneLine(row["text"])}`] : [];
       case "checkpoint":
         return this.checkpoint(row as UncheckedRecord<CheckpointRecord>);
+      case "context":
+        return contextLine(row as UncheckedRecord<ContextRecord> & Record<string, unknown>);
       case "run_end":
         return this.runEnd(row as UncheckedRecord<RunEndRecord>);
       default:
@@ -106,7 +119,7 @@ class ShowState {
   end(lastLineEnded: boolean): string[] {
     const lines: string[] = [];
     for (const call of this.calls.values()) {
-      lines.push(...this.callHead(call), `${INDENT}no result recorded (the run stopped here)`);
+      lines.push(...callHead(call), `${INDENT}no result recorded (the run stopped here)`);
     }
     if (this.badLines > MAX_BAD_LINES)
       lines.push(`(${this.badLines - MAX_BAD_LINES} more damaged lines skipped)`);
@@ -131,6 +144,7 @@ class ShowState {
 
   private assistant(row: UncheckedRecord<AssistantRecord>): string[] {
     if (typeof row.model === "string") this.model = row.model;
+    const withheld = withheldLines(row.content);
     const texts = Array.isArray(row.content)
       ? row.content.filter(
           (block): block is { type: "text"; text: string } =>
@@ -144,7 +158,7 @@ class ShowState {
       .map((block) => block.text)
       .join("\n")
       .trim();
-    return text === "" ? [] : ["model:", ...this.block(text)];
+    return text === "" ? withheld : [...withheld, "model:", ...this.block(text)];
   }
 
   private toolCall(row: UncheckedRecord<ToolCallRecord>): string[] {
@@ -162,11 +176,13 @@ class ShowState {
     const call = typeof row.id === "string" ? this.calls.get(row.id) : undefined;
     if (typeof row.id === "string") this.calls.delete(row.id);
     const shown = call ?? { n: ++this.steps, name: typeof row.name === "string" ? row.name : "?", input: {} };
-    const lines = this.callHead(shown, typeof row.command === "string" ? row.command : undefined);
+    const lines = callHead(shown, typeof row.command === "string" ? row.command : undefined);
     const content = typeof row.content === "string" ? row.content : "";
     if (row.exitCode === undefined) {
       // Answered without running a command: blocked, bad input, cancelled, or a tool other than bash.
-      if (shown.name !== "bash")
+      if (shown.name === "str_replace_based_edit_tool")
+        lines.push(`${INDENT}${editorOutcome(shown.input, content, row.isError === true)}`);
+      else if (shown.name !== "bash")
         lines.push(
           `${INDENT}${row.isError === true ? `error: ${firstLine(content)}` : `ok (${content.length} characters)`}`,
         );
@@ -216,19 +232,6 @@ class ShowState {
     if (typeof row.finalText === "string" && row.finalText.trim() !== "")
       lines.push("final text", ...this.block(row.finalText.trim()));
     return lines;
-  }
-
-  private callHead(call: { n: number; name: string; input: unknown }, command?: string): string[] {
-    const label = `[${call.n}]`;
-    if (call.name !== "bash")
-      return [`${label} ${safe(call.name)} ${oneLine(JSON.stringify(call.input) ?? "")}`];
-    const given = command ?? (call.input as { command?: unknown } | null)?.command;
-    const lines = (typeof given === "string" ? given : "").split("\n");
-    const shown = lines
-      .slice(0, 6)
-      .map((line, i) => (i === 0 ? `${label} $ ${safe(line)}` : `${INDENT}  ${safe(line)}`));
-    if (lines.length > 6) shown.push(`${INDENT}  … (${lines.length - 6} more lines)`);
-    return shown;
   }
 
   private block(text: string): string[] {
@@ -289,20 +292,6 @@ function shownTime(iso: string): string {
 
 function shownDuration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
-
-function safe(text: string): string {
-  return sanitizeForTerminal(text);
-}
-
-/** Tabs and newlines as spaces, cut at 200 characters. */
-function oneLine(text: string): string {
-  const flat = safe(text).replace(/\s+/g, " ").trim();
-  return flat.length > 200 ? `${flat.slice(0, 199)}…` : flat;
-}
-
-function firstLine(text: string): string {
-  return oneLine(text.trim().split("\n")[0] ?? "");
 }
 
 function lastLine(text: string): string {

@@ -16,8 +16,13 @@
  * before the last turn. So the rebuilt conversation is the one the next request of the run would
  * have sent, not the whole history (the transcript keeps that).
  *
- * Secrets were scrubbed when the transcript was written, so the rebuilt conversation holds
- * "[REDACTED]" where the original had a key.
+ * Secrets were masked when the transcript was written (record-secrets.ts), so the rebuilt
+ * conversation holds "[REDACTED]" where the original had a key; signed blocks (thinking, compaction)
+ * were written verbatim. The API binds each thinking block to everything before it: after the first
+ * point where the rebuilt conversation differs from what the model was sent (a masked secret, a
+ * block withheld because it held an API key), every thinking block is left out, as the API's docs
+ * say to do when secrets are removed (earlier turns' thinking may be left out; thinking before the
+ * change stays valid). A compaction block starts afresh: what came before it is not sent.
  *
  * An MCP session (`harness mcp`) is a run without a conversation: its calls came from a client whose
  * model harness never saw. Its tool results add nothing to the messages (they answer no tool_use),
@@ -49,6 +54,7 @@ import {
   type ToolResultRecord,
   type UncheckedRecord,
   type UserRecord,
+  type WithheldBlock,
 } from "./transcript-records.js";
 import { type TranscriptRow, transcriptRows } from "./transcript-rows.js";
 
@@ -77,6 +83,32 @@ export interface RecordedConversation {
    * messages included: new saved outputs get higher ids.
    */
   highestOutputId: number;
+  /** Thinking the rebuilt conversation cannot send back (see the file's comment). */
+  thinking: ThinkingLeftOut;
+  /**
+   * The API's compaction block was withheld (it held an API key): without it the conversation
+   * before it cannot be sent. Its line, and the tool results recorded before it (a fork from that
+   * step does not need it).
+   */
+  withheldCompaction?: { line: number; steps: number };
+}
+
+/** Thinking blocks of the recorded conversation that the rebuilt one leaves out. */
+export interface ThinkingLeftOut {
+  /** How many, besides those `dropThinking` left out. */
+  leftOut: number;
+  /** Where the transcript first differs from what the model was sent, before the first left out. */
+  because?: { line: number; why: "masked" | "withheld" };
+  /**
+   * The last turn made tool calls (answered in the last user message, so the turn goes on) and lost
+   * thinking: the API refuses tool results without their turn's thinking while thinking is on.
+   */
+  openTurn: boolean;
+}
+
+export interface RebuildOptions {
+  /** Leave out every thinking block: the continuing run has thinking off (the API's docs say to). */
+  dropThinking?: boolean;
 }
 
 /** Where a fork cuts a conversation: after this many tool calls (steps) have their result. */
@@ -88,13 +120,21 @@ export interface ConversationCut {
 }
 
 /** Reads the transcript at `path`. Rejects with `ConfigError` naming the file (and the line). */
-export async function readConversation(path: string, cut?: ConversationCut): Promise<RecordedConversation> {
-  return readTranscriptFile(path, (text) => parseConversation(text, cut));
+export async function readConversation(
+  path: string,
+  cut?: ConversationCut,
+  options: RebuildOptions = {},
+): Promise<RecordedConversation> {
+  return readTranscriptFile(path, (text) => parseConversation(text, cut, options));
 }
 
 /** Parses JSONL transcript text. Throws `ConfigError` naming the first line that does not fit. */
-export function parseConversation(text: string, cut?: ConversationCut): RecordedConversation {
-  const builder = new ConversationBuilder();
+export function parseConversation(
+  text: string,
+  cut?: ConversationCut,
+  options: RebuildOptions = {},
+): RecordedConversation {
+  const builder = new ConversationBuilder(options.dropThinking === true);
   let results = 0;
   // Lines after the cut are not read at all: a fork stands on the steps it keeps.
   if (cut?.steps !== 0)
@@ -123,6 +163,15 @@ class ConversationBuilder {
   /** The current run is an MCP session. */
   private mcp = false;
   private highestOutputId = 0;
+  private results = 0;
+  /** Where the rebuilt conversation first differs from what was sent (since the last compaction). */
+  private changed: ThinkingLeftOut["because"];
+  private leftOut: Omit<ThinkingLeftOut, "openTurn"> = { leftOut: 0 };
+  /** The last assistant turn lost thinking. */
+  private lastTurnLost = false;
+  private withheldCompaction: RecordedConversation["withheldCompaction"];
+
+  constructor(private readonly dropThinking: boolean) {}
 
   add(row: Row, line: number): void {
     if (this.runs === 0 && row.type !== "run_start")
@@ -155,6 +204,8 @@ class ConversationBuilder {
   finish(notRunText?: string): RecordedConversation {
     if (this.runs === 0) throw new ConfigError("the file has no records");
     this.answerPending(notRunText);
+    const last = this.messages.findLast((message) => message.role === "assistant");
+    const goesOn = typeof last?.content !== "string" && last?.content.some((b) => b.type === "tool_use");
     const conversation: RecordedConversation = {
       messages: this.messages,
       runs: this.runs,
@@ -162,9 +213,11 @@ class ConversationBuilder {
       mcpSession: this.mcp,
       incompleteCalls: this.incomplete,
       highestOutputId: this.highestOutputId,
+      thinking: { ...this.leftOut, openTurn: goesOn === true && this.lastTurnLost },
     };
     if (this.workspace !== undefined) conversation.workspace = this.workspace;
     if (this.pid !== undefined) conversation.pid = this.pid;
+    if (this.withheldCompaction !== undefined) conversation.withheldCompaction = this.withheldCompaction;
     return conversation;
   }
 
@@ -187,6 +240,7 @@ class ConversationBuilder {
     if (typeof text !== "string") fail(line, 'user record needs a string "text"');
     this.answerPending();
     appendUserText(this.messages, text);
+    if (row.masked === true) this.noteChange(line, "masked");
   }
 
   private assistant(row: UncheckedRecord<AssistantRecord>, line: number): void {
@@ -195,12 +249,51 @@ class ConversationBuilder {
       fail(line, 'assistant record needs "content", a list of blocks with a string "type"');
     this.answerPending();
     if (this.messages.length === 0) fail(line, "an assistant turn before any user message");
-    const blocks = content as ContentBlock[];
+    const masked = new Set(Array.isArray(row.maskedBlocks) ? row.maskedBlocks : []);
+    const blocks: ContentBlock[] = [];
+    let lost = false;
+    for (const [i, block] of (content as Array<ContentBlock | WithheldBlock>).entries()) {
+      if (block.type === "withheld") {
+        if (block.block === "compaction") this.withheldCompaction ??= { line, steps: this.results };
+        else lost = this.leaveOut(line, "withheld") || lost;
+        continue;
+      }
+      // What came before a compaction block is not sent: the conversation starts afresh there.
+      if (block.type === "compaction" && block.content != null) {
+        this.changed = undefined;
+        this.leftOut = { leftOut: 0 };
+      }
+      if (block.type === "thinking" || block.type === "redacted_thinking") {
+        if (this.dropThinking) continue;
+        if (this.changed !== undefined) {
+          lost = this.leaveOut(line) || lost;
+          continue;
+        }
+      }
+      blocks.push(block);
+      if (masked.has(i)) this.noteChange(line, "masked");
+    }
     for (const use of toolUses(blocks))
       if (typeof use.id !== "string" || use.id === "") fail(line, 'a tool_use block needs a string "id"');
+    // After pause_turn the continuation joins the paused turn: what the turn lost adds up.
+    const joins = this.messages.at(-1)?.role === "assistant";
     appendAssistant(this.messages, blocks);
     if (blocks.some((block) => block.type === "compaction")) dropBeforeCompaction(this.messages);
     this.pending = toolUses(blocks).map((use) => use.id);
+    this.lastTurnLost = joins ? this.lastTurnLost || lost : lost;
+  }
+
+  /** The rebuilt conversation differs from what the model was sent from here on. */
+  private noteChange(line: number, why: "masked" | "withheld"): void {
+    this.changed ??= { line, why };
+  }
+
+  /** One thinking block left out (withheld, or after a change). Returns true. */
+  private leaveOut(line: number, withheld?: "withheld"): boolean {
+    if (withheld !== undefined) this.noteChange(line, withheld);
+    this.leftOut.leftOut += 1;
+    if (this.leftOut.because === undefined && this.changed !== undefined) this.leftOut.because = this.changed;
+    return true;
   }
 
   /** An edit made to fit the context window, applied at the same point. */
@@ -226,8 +319,24 @@ class ConversationBuilder {
         this.messages.length,
         ...applySummary(this.messages, summary, keptMessages as number),
       );
+      // A masked summary is not what the model was sent: the kept turn's thinking comes after it.
+      if (row.masked === true) {
+        this.noteChange(line, "masked");
+        this.leaveOutThinkingOfKeptTurns(line);
+      }
     }
     // A server compaction's record only reports it: its assistant turn already dropped what it stands for.
+  }
+
+  private leaveOutThinkingOfKeptTurns(line: number): void {
+    for (const [i, message] of this.messages.entries()) {
+      if (message.role !== "assistant" || typeof message.content === "string") continue;
+      const kept = message.content.filter((b) => b.type !== "thinking" && b.type !== "redacted_thinking");
+      // A turn of thinking alone stays whole: an empty message is not a message.
+      if (kept.length === 0 || kept.length === message.content.length) continue;
+      for (let n = kept.length; n < message.content.length; n++) this.lastTurnLost = this.leaveOut(line);
+      this.messages[i] = { ...message, content: kept };
+    }
   }
 
   private noteOutputIds(text: string): void {
@@ -245,7 +354,9 @@ class ConversationBuilder {
     const at = this.pending.indexOf(id);
     if (at < 0) fail(line, `tool_result '${id}' answers no tool_use of the assistant turn before it`);
     this.pending.splice(at, 1);
+    this.results += 1;
     appendUserBlocks(this.messages, [toolResultBlock({ toolUseId: id, content, isError: isError === true })]);
+    if (row.masked === true) this.noteChange(line, "masked");
   }
 
   /** Answers the last turn's tool calls that have no result: the run stopped while they ran. */

@@ -105,6 +105,20 @@ export interface RunStartEgress {
 export interface UserRecord extends RecordBase<"user"> {
   /** The text. */
   text: string;
+  /** The writer masked a secret in the text: it is not what the model was sent (record-secrets.ts). */
+  masked?: boolean;
+}
+
+/**
+ * A signed block (thinking, redacted_thinking, compaction) the writer did not write because it held
+ * an Anthropic API key: what stands in its place in an assistant record (record-secrets.ts).
+ */
+export interface WithheldBlock {
+  type: "withheld";
+  /** The type of the block not written. */
+  block: string;
+  /** Why. */
+  reason: string;
 }
 
 /** A whole assistant response. */
@@ -115,10 +129,15 @@ export interface AssistantRecord extends RecordBase<"assistant"> {
   model: string;
   /** Why the model stopped; `null` if the stream ended without saying. */
   stopReason: StopReason | null;
-  /** The response's blocks: text, tool_use, … */
-  content: ContentBlock[];
+  /**
+   * The response's blocks: text, tool_use, … Signed blocks are verbatim, or withheld when they held
+   * an Anthropic API key; a secret in any other block is masked.
+   */
+  content: Array<ContentBlock | WithheldBlock>;
   /** Tokens of this one response. */
   usage: TokenUsage;
+  /** Indices of the blocks in which the writer masked a secret: they are not what the model sent. */
+  maskedBlocks?: number[];
 }
 
 /** A tool call the model made, before it runs (or is answered without running). */
@@ -141,6 +160,8 @@ interface ToolResultBase extends RecordBase<"tool_result"> {
   isError: boolean;
   /** The text the model got back. */
   content: string;
+  /** The writer masked a secret in `content`: it is not what the model was sent (record-secrets.ts). */
+  masked?: boolean;
 }
 
 /** The result of a call that ran no command (blocked, bad input, cut off, cancelled before it ran). */
@@ -239,7 +260,11 @@ export interface PublishTranscriptRecord extends RecordBase<"publish">, AsWritte
  * the model sees instead), or a summary (the messages it replaces). `run --continue` applies the
  * same edit at the same point of the conversation (read-conversation.ts).
  */
-export type ContextRecord = RecordBase<"context"> & ContextEdit;
+export type ContextRecord = RecordBase<"context"> &
+  ContextEdit & {
+    /** The writer masked a secret in the summary: it is not what the model was sent. */
+    masked?: boolean;
+  };
 
 /** A run ended. */
 export interface RunEndRecord extends RecordBase<"run_end"> {

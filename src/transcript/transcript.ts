@@ -14,7 +14,10 @@ import { errorFacts } from "../errors.js";
 import { type HostFile, openHostFile } from "../host-files/host-file.js";
 import { type HostDir, HostPathError, openHostDir } from "../host-files/host-path.js";
 import type { PublishRecord } from "../sandbox/sandbox.js";
+import { recordForFile } from "./record-secrets.js";
 import type { RunEndRecord, RunStartRecord, TranscriptEntry } from "./transcript-records.js";
+
+export { scrubSecrets } from "./record-secrets.js";
 
 export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onThinking" | "onToolOutput">> {
   /** The JSONL file. */
@@ -89,7 +92,8 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
     try {
       file ??= open();
       const { type, ...fields } = entry;
-      const line = JSON.stringify(scrubSecrets({ type, time: now().toISOString(), ...fields }), jsonSafe);
+      // Secrets masked, signed blocks kept verbatim (record-secrets.ts).
+      const line = JSON.stringify(recordForFile({ type, time: now().toISOString(), ...fields }), jsonSafe);
       file.file.write(`${line}\n`);
     } catch (error) {
       if (!(error instanceof HostPathError)) return;
@@ -212,37 +216,4 @@ function commandOf(input: unknown): { command?: string } {
 /** JSON.stringify replacer: bigints as strings, so no record fails to serialise. */
 function jsonSafe(_key: string, value: unknown): unknown {
   return typeof value === "bigint" ? value.toString() : value;
-}
-
-const API_KEY = /sk-ant-[A-Za-z0-9_-]+/g;
-const SECRET_HEADER =
-  /((?:x-api-key|authorization)["']?\s*[:=]\s*["']?)(?:(?:Bearer|Basic)\s+)?[^\s"',;}]+/gi;
-const SECRET_KEY_NAME = /^(?:x-api-key|authorization|api[-_]?key|anthropic[-_]api[-_]key)$/i;
-
-/**
- * A copy of `value` with anything that looks like an Anthropic key or an auth header value replaced by
- * "[REDACTED]". Harness never gives the transcript a key, but the model or a command can print one.
- */
-export function scrubSecrets(value: unknown, seen: WeakSet<object> = new WeakSet()): unknown {
-  if (typeof value === "string") {
-    return value.replace(API_KEY, "sk-ant-[REDACTED]").replace(SECRET_HEADER, "$1[REDACTED]");
-  }
-  if (typeof value !== "object" || value === null) return value;
-  if (value instanceof Error) return { name: value.name, message: scrubSecrets(value.message) };
-  if (seen.has(value)) return "[Circular]";
-  seen.add(value);
-  let copy: unknown;
-  if (Array.isArray(value)) {
-    copy = value.map((item) => scrubSecrets(item, seen));
-  } else {
-    const fields: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      fields[key] =
-        SECRET_KEY_NAME.test(key) && typeof item === "string" ? "[REDACTED]" : scrubSecrets(item, seen);
-    }
-    copy = fields;
-  }
-  // Only ancestors make a cycle: the same object in two places is written twice.
-  seen.delete(value);
-  return copy;
 }

@@ -147,6 +147,82 @@ describe.skipIf(skipDocker)("harness run --continue and --resume end to end", ()
   });
 });
 
+describe.skipIf(skipDocker)("harness run --continue with thinking: what the transcript kept of it", () => {
+  const fake = useFakeApi();
+  const env = () => ({ ...fake.env, XDG_STATE_HOME: stateHome });
+  const printedKey = "sk-ant-api03-ZyXw9876543210";
+
+  it("sends back a thinking block that mentions an auth header, byte for byte", async () => {
+    using ws = makeWorkspace();
+    const thought = "The server wants Authorization: Bearer x on every call.";
+    fake.api.enqueue(
+      {
+        content: [
+          { type: "thinking", thinking: thought },
+          { type: "tool_use", id: "toolu_h", name: "bash", input: { command: "echo hi" } },
+        ],
+      },
+      textReply("Done."),
+    );
+    const first = await runCli(["run", "-w", ws.path, "--thinking", "adaptive", "call it"], { env: env() });
+    expect(first.code).toBe(0);
+    fake.api.enqueue(textReply("Still done."));
+    const more = await runCli(["run", "--continue", "--thinking", "adaptive", "anything left?"], {
+      env: env(),
+      cwd: ws.path,
+    });
+    expect(more.stderr).not.toMatch(/at .*\.js:\d+/);
+    expect(more.code).toBe(0);
+    expect(fake.api.requests[2]?.status).toBe(200);
+    expect(requestText(fake.api, 2)).toContain(JSON.stringify(thought));
+  });
+
+  it("refuses in one line to send a turn back without the thinking it withheld, and goes on with --thinking off", async () => {
+    using ws = makeWorkspace();
+    fake.api.enqueue({
+      content: [
+        { type: "thinking", thinking: `That printed ${printedKey}; leave it alone.` },
+        { type: "tool_use", id: "toolu_k", name: "bash", input: { command: "echo hi" } },
+      ],
+    });
+    const first = await runCli(["run", "-w", ws.path, "--thinking", "adaptive", "--max-turns", "1", "look"], {
+      env: env(),
+    });
+    expect(first.stderr).not.toMatch(/at .*\.js:\d+/);
+    const transcript = onlyTranscript();
+    const runId = transcript.slice(runsDir().length + 1, -".jsonl".length);
+    expect(readFileSync(transcript, "utf8")).not.toContain(printedKey);
+
+    const refused = await runCli(["run", "--continue", "--thinking", "adaptive", "go on"], {
+      env: env(),
+      cwd: ws.path,
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `^harness: --continue: run ${runId} stopped in the middle of a turn whose thinking cannot be sent back \\(a thinking block at transcript line \\d+ held an Anthropic API key and was not recorded\\), and the API refuses a turn's tool results without its thinking while thinking is on: give --thinking off\n$`,
+      ),
+    );
+    expect(fake.api.requests).toHaveLength(1);
+
+    fake.api.enqueue(textReply("Went on."));
+    const off = await runCli(["run", "--continue", "--thinking", "off", "go on"], {
+      env: env(),
+      cwd: ws.path,
+    });
+    expect(off.stderr).not.toMatch(/at .*\.js:\d+/);
+    expect(off.code).toBe(0);
+    expect(off.stderr).toMatch(
+      new RegExp(
+        `^harness: left out 1 thinking block\\(s\\) of run ${runId}: a thinking block at transcript line \\d+ held an Anthropic API key and was not recorded, and the API takes thinking back only after the conversation it followed, unchanged$`,
+        "m",
+      ),
+    );
+    expect(fake.api.requests[1]?.status).toBe(200);
+    expect(fake.api.requests[1]?.body.thinking).toEqual({ type: "disabled" });
+  });
+});
+
 describe.skipIf(skipDocker)("harness run --continue: saved outputs and the prompt", () => {
   const fake = useFakeApi();
   const env = () => ({ ...fake.env, XDG_STATE_HOME: stateHome });

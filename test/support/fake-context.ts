@@ -3,7 +3,8 @@
  * can make it count more than harness estimates), the input a request really holds (everything before
  * its last `compaction` block is dropped, as the API does), the window check with the API's wording,
  * server-side compaction, and the checks of signed blocks sent back (thinking, redacted thinking,
- * compaction: unaltered, in place, and the thinking of a tool-use turn not left out).
+ * compaction: unaltered, in place, one compaction block at most). What thinking must come back, and
+ * after what, is fake-thinking.ts's.
  */
 
 import type { ValidationFailure } from "./fake-messages-validate.js";
@@ -125,10 +126,22 @@ export function checkWindow(input: number, maxTokens: number, window: number): V
 
 /**
  * Signed blocks sent back: every thinking block's signature verifies against its text, every
- * redacted block's data is the fake's, every compaction block verifies and opens its assistant
- * message; the betas a compaction block needs were sent.
+ * redacted block's data is the fake's, every compaction block verifies (its content and its
+ * `tool_changes` too) and opens its assistant message, and no more than one has content; the betas a
+ * compaction block needs were sent. The error codes are the SDK's (`compaction_block_ambiguous`:
+ * "Send only the block the conversation returned last").
  */
 export function checkSignedBlocks(messages: Loose[], compactBeta: boolean): ValidationFailure | null {
+  const summaries = messages.flatMap((m) =>
+    Array.isArray(m.content)
+      ? (m.content as unknown[]).filter((b) => isObject(b) && b.type === "compaction" && b.content != null)
+      : [],
+  );
+  if (summaries.length > 1)
+    return invalid(
+      "messages: more than one `compaction` block with content. Send only the block the conversation returned last.",
+      "compaction_block_ambiguous",
+    );
   for (const [i, message] of messages.entries()) {
     const content = message.content;
     if (!Array.isArray(content)) continue;
@@ -157,51 +170,21 @@ export function checkSignedBlocks(messages: Loose[], compactBeta: boolean): Vali
           `${at}: The \`compaction\` block's \`content\` differs from the text its \`signature\` recorded.`,
           problem,
         );
+      if (problem === "compaction_tool_changes_mismatch")
+        return invalid(
+          `${at}: The \`compaction\` block's \`tool_changes\` differs from what was returned with the block.`,
+          problem,
+        );
     }
   }
   return null;
 }
 
-/** What the fake remembers of the thinking it sent with each tool call. */
-export class ThinkingLedger {
-  private readonly byToolUse = new Map<string, string[]>();
-
-  /** A response went out: its tool calls came after these thinking blocks (their signatures, in order). */
-  record(content: Loose[]): void {
-    const signatures = content
-      .filter((b) => b.type === "thinking" || b.type === "redacted_thinking")
-      .map((b) => String(b.type === "thinking" ? b.signature : b.data));
-    if (signatures.length === 0) return;
-    for (const block of content)
-      if (block.type === "tool_use") this.byToolUse.set(String(block.id), signatures);
-  }
-
-  /**
-   * With thinking on, the last assistant turn of a tool-use loop must carry the thinking that came
-   * with its tool calls, unchanged and in order (the API's check; earlier turns' thinking is ignored).
-   */
-  check(messages: Loose[], thinkingOn: boolean): ValidationFailure | null {
-    if (!thinkingOn) return null;
-    const i = messages.findLastIndex((m) => m.role === "assistant");
-    const last = messages[i];
-    if (last === undefined || !Array.isArray(last.content)) return null;
-    const blocks = (last.content as unknown[]).filter(isObject);
-    const use = blocks.find((b) => b.type === "tool_use");
-    const expected = use === undefined ? undefined : this.byToolUse.get(String(use.id));
-    if (expected === undefined) return null;
-    const sent = blocks
-      .filter((b) => b.type === "thinking" || b.type === "redacted_thinking")
-      .map((b) => String(b.type === "thinking" ? b.signature : b.data));
-    if (expected.every((signature, k) => sent[k] === signature)) return null;
-    const found = String(blocks[0]?.type ?? "nothing");
-    return invalid(
-      `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${found}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`,
-    );
-  }
-}
-
-/** A compaction of `messages`: a deterministic summary, signed. */
-export function compact(messages: Loose[], serial: number): Loose {
+/**
+ * A compaction of `messages`: a deterministic summary, signed, with the `tool_changes` of the range
+ * (`[]`: the range changed no tool, as for every harness run).
+ */
+export function compact(messages: Loose[], serial: number, toolChanges: unknown[] = []): Loose {
   const firstUser = messages.find((m) => m.role === "user");
   const task = typeof firstUser?.content === "string" ? firstUser.content : "";
   const calls = messages.flatMap((m) =>
@@ -210,5 +193,5 @@ export function compact(messages: Loose[], serial: number): Loose {
       : [],
   ).length;
   const content = `Compaction ${serial}: summary of ${messages.length} messages (${calls} tool calls). Task: ${task.slice(0, 200)}`;
-  return { type: "compaction", content, ...signCompaction(content) };
+  return { type: "compaction", content, ...signCompaction(content, toolChanges), tool_changes: toolChanges };
 }

@@ -13,7 +13,6 @@ import {
   effectiveMessages,
   FakeTokenizer,
   inputTokens,
-  ThinkingLedger,
 } from "./fake-context.js";
 import {
   type ApiErrorType,
@@ -37,6 +36,7 @@ import {
   type FakeModel,
   modelInfo,
 } from "./fake-model-catalog.js";
+import { ThinkingLedger } from "./fake-thinking.js";
 
 export type { ApiErrorType, FakeBlock, FakeStopReason, FakeTurn, FakeUsage } from "./fake-messages-sse.js";
 export { textReply, toolUseReply } from "./fake-messages-sse.js";
@@ -112,6 +112,8 @@ export interface FakeMessagesApiOptions {
   modelsApi?: boolean;
   /** The fake tokenizer's characters per token (default 3). */
   charsPerToken?: number;
+  /** The `tool_changes` of every compaction block the fake makes (default `[]`, as for harness's runs). */
+  compactionToolChanges?: unknown[];
 }
 
 /** A running fake; close it in `afterEach` (or `await using`). */
@@ -296,10 +298,15 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
     const messages = (recorded.body.messages ?? []) as unknown as Record<string, unknown>[];
     const betas = betasOf(req.headers);
     const thinkingOn = ["adaptive", "enabled"].includes(String(recorded.body.thinking?.type));
+    const preamble = { system: loose["system"], tools: loose["tools"] };
     const featureFailure =
       (options.validate === false ? null : checkFeatures(loose, betas, known)) ??
       checkSignedBlocks(messages, betas.includes(COMPACT_BETA)) ??
-      ledger.check(messages, thinkingOn);
+      ledger.check(effectiveMessages(messages), {
+        thinkingOn,
+        preserved: known?.preservedThinking === true,
+        preamble,
+      });
     if (featureFailure) return fail(featureFailure);
     const input = inputTokens(loose, tokenizer);
     if (known !== undefined) {
@@ -333,11 +340,15 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
     if ("httpError" in reply) return sendError(res, recorded, reply.httpError, retryMs);
     reply = withToolIds(reply);
     const trigger = compactionTrigger(loose);
+    // What the model answers from: the request's messages, or its own compaction block alone.
+    let context = effectiveMessages(messages);
     if (known !== undefined) {
       let turnInput = input;
       const iterations: Record<string, unknown>[] = [];
-      if (trigger !== undefined && input > trigger) {
-        const block = compact(effectiveMessages(messages), ++compactions) as FakeBlock;
+      // The docs: compaction starts when the input "reaches" the trigger (150,000 tokens by default).
+      if (trigger !== undefined && input >= trigger) {
+        const block = compact(context, ++compactions, options.compactionToolChanges) as FakeBlock;
+        context = [];
         turnInput = tokenizer.preamble(loose) + tokenizer.block(block) + 4;
         const summaryTokens = tokenizer.block(block);
         iterations.push(usageEntry("compaction", input, summaryTokens));
@@ -356,7 +367,7 @@ export async function startFakeMessagesApi(options: FakeMessagesApiOptions = {})
         },
       };
     }
-    ledger.record(buildMessage(reply, "", model)["content"] as Record<string, unknown>[]);
+    ledger.record(buildMessage(reply, "", model)["content"] as Record<string, unknown>[], preamble, context);
     const id = `msg_fake_${counter}`;
     recorded.status = 200;
     if (recorded.body.stream !== true) {

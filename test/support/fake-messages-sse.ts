@@ -46,7 +46,13 @@ export type FakeBlock =
   /** Opaque data made by the fake from `seed`. */
   | { type: "redacted_thinking"; seed: string }
   /** Put first by the fake itself when it compacts (fake-context.ts); not for scripts. */
-  | { type: "compaction"; content: string; encrypted_content: string; signature: string };
+  | {
+      type: "compaction";
+      content: string;
+      encrypted_content: string;
+      signature: string;
+      tool_changes?: unknown[];
+    };
 
 /** Token counts of a scripted turn, in API (snake_case) shape. */
 export interface FakeUsage {
@@ -188,8 +194,9 @@ function blockEvents(block: FakeBlock, index: number, chunks: ChunkSizes): SseEv
     start = final;
     deltas = [];
   } else if (block.type === "compaction") {
-    // The signature opens the block; one compaction_delta carries the summary and its opaque state.
-    start = { type: "compaction", content: null, encrypted_content: null, signature: block.signature };
+    // The signature and the tool changes open the block (the SDK's compaction_delta carries neither);
+    // one compaction_delta carries the summary and its opaque state.
+    start = { ...final, content: null, encrypted_content: null };
     deltas = [
       delta({ type: "compaction_delta", content: block.content, encrypted_content: block.encrypted_content }),
     ];

@@ -21,6 +21,11 @@ export interface FakeModel {
   thinking?: { adaptive?: boolean; enabled?: boolean };
   /** Effort levels it accepts; absent or empty: no effort. */
   effort?: readonly FakeEffort[];
+  /**
+   * Preserved thinking (Claude Fable 5.1 and later, the 5.5 models): each thinking block sent back is
+   * checked against the conversation it was made in (fake-thinking.ts).
+   */
+  preservedThinking?: boolean;
 }
 
 /** The betas a request sent (`anthropic-beta`, comma-separated). */

@@ -35,28 +35,38 @@ export function verifyRedacted(data: unknown): boolean {
   return tag === mac("redacted", payload);
 }
 
-/** A compaction block's opaque state and signature, for its summary. */
-export function signCompaction(content: string): { encrypted_content: string; signature: string } {
+/** A compaction block's opaque state and signature, for its summary and its `tool_changes`. */
+export function signCompaction(
+  content: string,
+  toolChanges: unknown[],
+): { encrypted_content: string; signature: string } {
   const encrypted = Buffer.from(`state:${mac("state", content)}`).toString("base64url");
   return {
     encrypted_content: encrypted,
-    signature: `csig_${mac("block", encrypted)}.${mac("content", content)}`,
+    signature: `csig_${mac("block", encrypted)}.${mac("content", content)}.${mac("tools", JSON.stringify(toolChanges))}`,
   };
 }
 
 /**
  * Why a compaction block does not verify, as the API's `error_code`, or null when it does: the
- * signature must be the fake's for its `encrypted_content`, and its content the text it recorded.
+ * signature must be the fake's for its `encrypted_content`, its content the text it recorded, and
+ * its `tool_changes` (sent back unchanged, as the SDK says) the ones returned with it.
  */
 export function compactionProblem(
   block: Record<string, unknown>,
-): "compaction_signature_invalid" | "compaction_content_mismatch" | null {
+):
+  | "compaction_signature_invalid"
+  | "compaction_content_mismatch"
+  | "compaction_tool_changes_mismatch"
+  | null {
   const { signature, encrypted_content: encrypted, content } = block;
   if (typeof signature !== "string" || typeof encrypted !== "string") return "compaction_signature_invalid";
-  const [head = "", contentTag] = signature.split(".");
+  const [head = "", contentTag, toolsTag] = signature.split(".");
   if (head !== `csig_${mac("block", encrypted)}`) return "compaction_signature_invalid";
   if (content === null || content === undefined) return null;
-  return typeof content === "string" && contentTag === mac("content", content)
+  if (typeof content !== "string" || contentTag !== mac("content", content))
+    return "compaction_content_mismatch";
+  return toolsTag === mac("tools", JSON.stringify(block["tool_changes"] ?? null))
     ? null
-    : "compaction_content_mismatch";
+    : "compaction_tool_changes_mismatch";
 }

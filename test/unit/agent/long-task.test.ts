@@ -22,6 +22,7 @@ import {
   type FakeMessagesApi,
   type FakeModel,
   startFakeMessagesApi,
+  textReply,
 } from "../../support/fake-messages-api.js";
 import { FakeSandbox } from "../../support/fake-sandbox.js";
 import { scriptLongTask, windowFacts } from "../../support/long-task.js";
@@ -48,12 +49,15 @@ interface Run {
 async function longRun(
   model: FakeModel,
   context: Omit<ContextOptions, "window" | "saveCleared"> | undefined,
-  options: { charsPerToken?: number } = {},
+  options: { charsPerToken?: number; compactionToolChanges?: unknown[] } = {},
 ): Promise<Run> {
   api = await startFakeMessagesApi({
     apiKey: KEY,
     catalog: { [MODEL]: model },
     ...(options.charsPerToken === undefined ? {} : { charsPerToken: options.charsPerToken }),
+    ...(options.compactionToolChanges === undefined
+      ? {}
+      : { compactionToolChanges: options.compactionToolChanges }),
   });
   dir = mkdtempSync(join(tmpdir(), "harness-long-task-"));
   const sandbox = new FakeSandbox(() => ({ stdout: SIX_KB }));
@@ -240,5 +244,45 @@ describe("the transcript of a managed run", () => {
       parseConversation(text, { steps, notRunText: "not in the fork" }).messages[0];
     expect(fork(95)?.role).toBe("assistant");
     expect(fork(5)?.role).toBe("user");
+  }, 60_000);
+
+  it("keeps a compaction block's tool_changes verbatim through the transcript, and --continue sends them back accepted", async () => {
+    // What a range that changed tools reports; its description reads like an auth header, which the
+    // transcript masks anywhere but in a signed block.
+    const toolChanges = [
+      {
+        type: "tool_addition",
+        tool: {
+          type: "tool_definition",
+          definition: {
+            name: "call_api",
+            description: "Calls the API with Authorization: Bearer x set.",
+            input_schema: { type: "object", properties: {} },
+          },
+        },
+      },
+      { type: "tool_removal", tool: { type: "tool_reference", name: "read_file" } },
+    ];
+    const run = await longRun(
+      { contextWindow: 100_000, compaction: true },
+      { strategy: "server" },
+      { compactionToolChanges: toolChanges },
+    );
+    scriptLongTask(api as FakeMessagesApi, { steps: 60 });
+    const result = await runAgent("Run the 60 steps.", run.deps);
+    expect(result.status).toBe("submitted");
+    const fake = api as FakeMessagesApi;
+    expect(windowFacts(fake).compactions).toBeGreaterThanOrEqual(1);
+    const rebuilt = parseConversation(readFileSync(run.transcriptPath, "utf8"));
+    const block = (
+      rebuilt.messages[0]?.content as unknown as Array<Record<string, unknown>> | undefined
+    )?.[0];
+    expect(block).toMatchObject({ type: "compaction", tool_changes: toolChanges });
+    expect(rebuilt.messages).toEqual(JSON.parse(JSON.stringify(result.messages)));
+    const sent = fake.requests.length;
+    fake.enqueue(textReply("Still done."));
+    const more = await runAgent("Anything left?", { ...run.deps, history: rebuilt.messages });
+    expect(more.error?.message).toBeUndefined();
+    expect(fake.requests[sent]?.status).toBe(200);
   }, 60_000);
 });

@@ -18,6 +18,7 @@ const WINDOW = 60_000;
 const CATALOG: Record<string, FakeModel> = {
   [MODEL]: { contextWindow: WINDOW, compaction: true, thinking: { adaptive: true }, effort: ["low", "high"] },
   "claude-plain": { contextWindow: WINDOW },
+  "claude-preserving": { contextWindow: WINDOW, thinking: { adaptive: true }, preservedThinking: true },
 };
 
 let api: FakeMessagesApi;
@@ -192,7 +193,12 @@ describe("fake Messages API: signed blocks sent back", () => {
   });
 
   it("refuses a compaction block altered, forged, misplaced, or sent without the beta", async () => {
-    const block = { type: "compaction", content: "Summary.", ...signCompaction("Summary.") };
+    const block = {
+      type: "compaction",
+      content: "Summary.",
+      ...signCompaction("Summary.", []),
+      tool_changes: [],
+    };
     const starting = (first: Record<string, unknown>) => [
       { role: "assistant", content: [first, { type: "text", text: "Going on." }] },
       { role: "user", content: "next" },
@@ -221,6 +227,137 @@ describe("fake Messages API: signed blocks sent back", () => {
       code: "compaction_block_misplaced",
     });
     expect((await refusal(body({ messages: starting(block) }))).status).toBe(400);
+  });
+
+  it("refuses a compaction block whose tool_changes were altered or dropped (sent back unchanged, the SDK says)", async () => {
+    const changes = [{ type: "tool_addition", tool: { type: "tool_reference", name: "bash" } }];
+    const block = {
+      type: "compaction",
+      content: "Summary.",
+      ...signCompaction("Summary.", changes),
+      tool_changes: changes,
+    };
+    const starting = (first: Record<string, unknown>) => [
+      { role: "assistant", content: [first, { type: "text", text: "Going on." }] },
+      { role: "user", content: "next" },
+    ];
+    api.enqueue(textReply("ok"));
+    expect((await post(body({ messages: starting(block) }), "compact-2026-01-12")).status).toBe(200);
+    const { tool_changes: _dropped, ...withoutChanges } = block;
+    for (const altered of [
+      withoutChanges,
+      { ...block, tool_changes: [] },
+      { ...block, tool_changes: [{ type: "tool_removal", tool: { type: "tool_reference", name: "bash" } }] },
+    ])
+      expect(await refusal(body({ messages: starting(altered) }), "compact-2026-01-12")).toMatchObject({
+        status: 400,
+        code: "compaction_tool_changes_mismatch",
+      });
+  });
+
+  it("refuses two compaction blocks with content: only the last one returned is sent", async () => {
+    const block = (text: string) => ({
+      type: "compaction",
+      content: text,
+      ...signCompaction(text, []),
+      tool_changes: [],
+    });
+    const messages = [
+      { role: "assistant", content: [block("First."), { type: "text", text: "a" }] },
+      { role: "user", content: "next" },
+      { role: "assistant", content: [block("Second."), { type: "text", text: "b" }] },
+      { role: "user", content: "next" },
+    ];
+    expect(await refusal(body({ messages }), "compact-2026-01-12")).toMatchObject({
+      status: 400,
+      code: "compaction_block_ambiguous",
+    });
+  });
+});
+
+describe("fake Messages API: preserved thinking's prefix check", () => {
+  const PRESERVING = "claude-preserving";
+  /** A first turn with thinking and a tool call, answered by the fake; its blocks as sent back. */
+  async function firstTurn(): Promise<Array<Record<string, unknown>>> {
+    api.enqueue({
+      content: [
+        { type: "thinking", thinking: "Plan one." },
+        { type: "tool_use", id: "p1", name: "bash", input: { command: "ls" } },
+      ],
+    });
+    const { json } = await post(body({ model: PRESERVING, thinking: { type: "adaptive" } }));
+    return json.content as unknown as Array<Record<string, unknown>>;
+  }
+  const answered = (turn: unknown[], result: string, first = "hi") => [
+    { role: "user", content: first },
+    { role: "assistant", content: turn },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "p1", content: result }] },
+  ];
+
+  it("takes thinking back after the same conversation, cache breakpoints moved or not", async () => {
+    const turn = await firstTurn();
+    api.enqueue(textReply("ok"));
+    const messages = answered(turn, "a.txt");
+    (messages[2] as { content: Array<Record<string, unknown>> }).content[0] = {
+      type: "tool_result",
+      tool_use_id: "p1",
+      content: "a.txt",
+      cache_control: { type: "ephemeral" },
+    };
+    expect((await post(body({ model: PRESERVING, thinking: { type: "adaptive" }, messages }))).status).toBe(
+      200,
+    );
+  });
+
+  it("refuses thinking whose earlier conversation changed, with or without thinking on", async () => {
+    const turn = await firstTurn();
+    for (const thinking of [{ type: "adaptive" }, { type: "disabled" }])
+      expect(
+        await refusal(
+          body({ model: PRESERVING, thinking, messages: answered(turn, "a.txt", "hi [REDACTED]") }),
+        ),
+      ).toMatchObject({
+        status: 400,
+        message:
+          'messages.1.content.0: Invalid `signature` in `thinking` block. The block is bound to a different conversation. Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to "drop_block".',
+      });
+  });
+
+  it("refuses a later thinking block when an earlier one between them is left out", async () => {
+    const turn = await firstTurn();
+    api.enqueue({
+      content: [
+        { type: "thinking", thinking: "Plan two." },
+        { type: "tool_use", id: "p2", name: "bash", input: { command: "pwd" } },
+      ],
+    });
+    const second = answered(turn, "a.txt");
+    const { json } = await post(
+      body({ model: PRESERVING, thinking: { type: "adaptive" }, messages: second }),
+    );
+    const third = [
+      ...second,
+      { role: "assistant", content: json.content },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "p2", content: "/w" }] },
+    ];
+    api.enqueue(textReply("both kept"));
+    expect(
+      (await post(body({ model: PRESERVING, thinking: { type: "adaptive" }, messages: third }))).status,
+    ).toBe(200);
+    const withoutFirst = third.map((m, i) =>
+      i === 1
+        ? { ...m, content: (m.content as Array<{ type: string }>).filter((b) => b.type !== "thinking") }
+        : m,
+    );
+    expect(
+      await refusal(body({ model: PRESERVING, thinking: { type: "adaptive" }, messages: withoutFirst })),
+    ).toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/^messages\.3\.content\.0: .*bound to a different conversation/),
+    });
+    // A model without preserved thinking strips earlier turns' thinking: leaving it out is fine there.
+    api.enqueue(textReply("fine"));
+    expect((await post(body({ thinking: { type: "adaptive" }, messages: withoutFirst }))).status).toBe(200);
   });
 });
 

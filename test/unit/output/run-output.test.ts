@@ -96,6 +96,29 @@ describe("createRunOutput: json", () => {
   });
 });
 
+describe("createRunOutput: stream-json and secrets", () => {
+  it("masks a secret inside a thinking block too: the stream is for reading and nothing sends it back", async () => {
+    const { output, lines } = setup("stream-json");
+    const thinking = {
+      type: "thinking",
+      thinking: "Send Authorization: Bearer tok-123, not sk-ant-api03-XyZ.",
+      signature: "sig_1",
+    } as unknown as Parameters<typeof toolCalls>[0];
+    const { run } = fixture([toolCalls(thinking, bash("t1", "ls")), answer("Listed.")], {
+      events: output.listener(sandboxFacts),
+    });
+    await run();
+    const assistant = lines().find((line) => line["type"] === "assistant") as {
+      message: { content: Array<Record<string, unknown>> };
+    };
+    expect(assistant.message.content[0]).toEqual({
+      type: "thinking",
+      thinking: "Send Authorization: [REDACTED], not sk-ant-[REDACTED].",
+      signature: "sig_1",
+    });
+  });
+});
+
 describe("createRunOutput: failures before the run", () => {
   it("prints an error result in the JSON formats and rethrows", () => {
     const { output, lines } = setup("stream-json");

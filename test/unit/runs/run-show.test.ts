@@ -148,6 +148,108 @@ describe("formatRun", () => {
     expect(text.match(/ended: submitted/g)).toHaveLength(2);
   });
 
+  it("shows editor calls like bash calls (command, path, the edit) and each context edit as one line", async () => {
+    const t = "2026-11-30T09:00:00.000Z";
+    const usage = usageOf(0, 0);
+    const path = "/workspace/notes.txt";
+    const editor = "str_replace_based_edit_tool";
+    const call = (id: string, input: Record<string, unknown>): TranscriptRecord[] => [
+      { type: "tool_call", time: t, id, name: editor, input },
+    ];
+    const answer = (id: string, content: string, isError = false): TranscriptRecord => ({
+      type: "tool_result",
+      time: t,
+      id,
+      name: editor,
+      isError,
+      content,
+    });
+    const records: TranscriptRecord[] = [
+      {
+        type: "run_start",
+        time: t,
+        task: "t",
+        system: "s",
+        tools: [editor],
+        limits: { maxTurns: 9, maxTokens: 10 },
+      },
+      ...call("e1", { command: "create", path, file_text: "a\nb\n" }),
+      answer("e1", `File created successfully at: ${path}`),
+      ...call("e2", { command: "str_replace", path, old_str: "steps done: 3", new_str: "steps done: 10" }),
+      answer("e2", `The file ${path} has been edited. …`),
+      {
+        type: "context",
+        time: t,
+        kind: "compaction",
+        by: "server",
+        droppedMessages: 12,
+        contextTokens: 3456,
+        usage,
+      },
+      ...call("e3", { command: "view", path, view_range: [1, -1] }),
+      answer("e3", `Here's the result of running \`cat -n\` on ${path}:\n     1\ta\n`),
+      {
+        type: "context",
+        time: t,
+        kind: "clear_tool_results",
+        cleared: [
+          { toolUseId: "e1", placeholder: "[harness cleared this tool result]" },
+          { toolUseId: "e2", placeholder: "[harness cleared this tool result]" },
+        ],
+        tokensBefore: 150_210,
+        tokensAfter: 93_004,
+      },
+      ...call("e4", { command: "insert", path, insert_line: 9, insert_text: "c\nd\n" }),
+      answer(
+        "e4",
+        "Invalid `insert_line` parameter: 9. It should be within the range of lines of the file: [0, 2]",
+        true,
+      ),
+      {
+        type: "context",
+        time: t,
+        kind: "summary",
+        summary: "Ran the steps.",
+        keptMessages: 2,
+        tokensBefore: 20_000,
+        tokensAfter: 3_000,
+        usage,
+      },
+      {
+        type: "assistant",
+        time: t,
+        id: "m1",
+        model: "claude-x",
+        stopReason: "end_turn",
+        usage,
+        content: [
+          { type: "withheld", block: "thinking", reason: "it held an Anthropic API key" },
+          { type: "text", text: "Done.", citations: null },
+        ],
+      },
+    ];
+    const text = await shown(toJsonl(records));
+    expect(text).not.toContain('{"command"');
+    expect(text).toContain(`[1] ✎ create ${path} (2 lines)\n    ok`);
+    expect(text).toContain(`[2] ✎ str_replace ${path}: "steps done: 3" → "steps done: 10"\n    ok`);
+    expect(text).toContain(
+      "context: the API compacted the conversation (12 earlier messages now stand as its summary; the context is 3,456 tokens)",
+    );
+    expect(text).toMatch(/\[3\] ✎ view \/workspace\/notes\.txt lines 1-end\n {4}ok \(\d+ characters\)/);
+    expect(text).toContain(
+      "context: cleared 2 old tool result(s), about 150,210 → 93,004 tokens (their text stays readable with read_output)",
+    );
+    expect(text).toContain(
+      `[4] ✎ insert ${path} after line 9 (+2 lines)\n    error: Invalid \`insert_line\` parameter: 9.`,
+    );
+    expect(text).toContain(
+      "context: summarized the conversation before the last turn, about 20,000 → 3,000 tokens",
+    );
+    expect(text).toContain(
+      "note: a thinking block was not recorded: it held an Anthropic API key\nmodel:\n    Done.",
+    );
+  });
+
   it("rejects when the file cannot be opened", async () => {
     const lines = formatRun("/nonexistent/run.jsonl");
     await expect(lines.next()).rejects.toThrow(/ENOENT/);

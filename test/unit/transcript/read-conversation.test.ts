@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { checkRebuiltConversation } from "../../../src/cli/rebuilt-conversation.js";
 import { ConfigError } from "../../../src/errors.js";
 import type { MessageParam } from "../../../src/model/model-client.js";
 import {
@@ -208,5 +209,127 @@ describe("readConversation", () => {
     writeFileSync(path, body);
     await readConversation(path);
     expect(readFileSync(path, "utf8")).toBe(body);
+  });
+});
+
+describe("parseConversation: what the transcript could not keep of what the model was sent", () => {
+  const assistant = (line: object[], extra: object = {}) => ({
+    type: "assistant",
+    time: "t",
+    id: "m",
+    model: "claude-x",
+    stopReason: "tool_use",
+    usage: { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+    content: line,
+    ...extra,
+  });
+  const thought = (text: string) => ({ type: "thinking", thinking: text, signature: `sig_${text}` });
+  const call = (id: string) => ({ type: "tool_use", id, name: "bash", input: { command: "ls" } });
+  const result = (id: string, extra: object = {}) => ({
+    type: "tool_result",
+    time: "t",
+    id,
+    name: "bash",
+    isError: false,
+    content: "ok",
+    ...extra,
+  });
+  const thinkingOf = (messages: MessageParam[]) =>
+    messages.flatMap((m) =>
+      typeof m.content === "string"
+        ? []
+        : m.content.flatMap((b) => (b.type === "thinking" ? [b.thinking] : [])),
+    );
+
+  it("starts afresh at a compaction block: a change before it leaves no thinking out", () => {
+    const compaction = { type: "compaction", content: "Summary.", encrypted_content: "e", signature: "c" };
+    const text = jsonl([
+      START,
+      { type: "user", time: "t", text: "go [REDACTED]", masked: true },
+      assistant([thought("one"), call("t1")]),
+      result("t1"),
+      assistant([compaction, thought("two"), call("t2")]),
+      result("t2"),
+    ]);
+    const conversation = parseConversation(text);
+    expect(thinkingOf(conversation.messages)).toEqual(["two"]);
+    expect(conversation.thinking).toEqual({ leftOut: 0, openTurn: false });
+  });
+
+  it("leaves out the thinking after a masked block of a turn, not before it", () => {
+    const text = jsonl([
+      START,
+      { type: "user", time: "t", text: "go" },
+      assistant(
+        [thought("one"), { type: "text", text: "x-api-key: [REDACTED]" }, thought("two"), call("t1")],
+        {
+          maskedBlocks: [1],
+        },
+      ),
+      result("t1"),
+    ]);
+    const conversation = parseConversation(text);
+    expect(thinkingOf(conversation.messages)).toEqual(["one"]);
+    expect(conversation.thinking).toEqual({
+      leftOut: 1,
+      because: { line: 3, why: "masked" },
+      openTurn: true,
+    });
+    expect(parseConversation(text, undefined, { dropThinking: true }).thinking).toEqual({
+      leftOut: 0,
+      openTurn: false,
+    });
+    // A fork from that step ends in that turn: refused in the fork's words, unless thinking is off.
+    const fork = parseConversation(text, { steps: 1, notRunText: "n" });
+    expect(() => checkRebuiltConversation(fork, "--fork", "run-1", false)).toThrow(
+      /^--fork: the fork of run run-1 ends in the middle of a turn whose thinking cannot be sent back \(a secret was masked at transcript line 3\), .*: give --thinking off$/,
+    );
+    expect(checkRebuiltConversation(fork, "--fork", "run-1", true)).toHaveLength(1);
+  });
+
+  it("leaves out the kept turn's thinking after a masked summary", () => {
+    const text = jsonl([
+      START,
+      { type: "user", time: "t", text: "go" },
+      assistant([thought("one"), call("t1")]),
+      result("t1"),
+      {
+        type: "context",
+        time: "t",
+        kind: "summary",
+        summary: "Ran ls with x-api-key: [REDACTED].",
+        keptMessages: 2,
+        tokensBefore: 10,
+        tokensAfter: 5,
+        usage: { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+        masked: true,
+      },
+    ]);
+    const conversation = parseConversation(text);
+    expect(thinkingOf(conversation.messages)).toEqual([]);
+    expect(conversation.thinking).toMatchObject({ leftOut: 1, because: { line: 5, why: "masked" } });
+  });
+
+  it("names a withheld compaction block: the conversation before it cannot be stood in for", () => {
+    const text = jsonl([
+      START,
+      { type: "user", time: "t", text: "go" },
+      assistant([call("t1")]),
+      result("t1"),
+      assistant([
+        { type: "withheld", block: "compaction", reason: "it held an Anthropic API key" },
+        call("t2"),
+      ]),
+      result("t2"),
+    ]);
+    const conversation = parseConversation(text);
+    expect(conversation.withheldCompaction).toEqual({ line: 5, steps: 1 });
+    expect(() => checkRebuiltConversation(conversation, "--resume", "run-1", false)).toThrow(
+      new ConfigError(
+        "--resume: the API's compaction block of run run-1 (transcript line 5) was not recorded, because it held an Anthropic API key, and the conversation before it cannot be sent in its place: start a new run, or fork from before it (--fork run-1@1)",
+      ),
+    );
+    // A fork from before it never reads it.
+    expect(parseConversation(text, { steps: 1, notRunText: "n" }).withheldCompaction).toBeUndefined();
   });
 });

@@ -169,6 +169,57 @@ describe("createTranscript", () => {
     expect(written).toContain("x-api-key: [REDACTED]");
   });
 
+  it("keeps signed blocks verbatim, withholds one holding an API key, and marks what masking changed", () => {
+    const path = join(dir, "run.jsonl");
+    const transcript = createTranscript(path);
+    const key = "sk-ant-api03-AbC_dEf-123456789";
+    const usage = { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+    const thinking = { type: "thinking", thinking: "Send Authorization: Bearer x.", signature: "sig_1" };
+    const compaction = {
+      type: "compaction",
+      content: "Summary: set x-api-key: y.",
+      encrypted_content: "e",
+      signature: "c",
+      tool_changes: [{ type: "tool_addition", tool: { type: "tool_reference", name: "authorization" } }],
+    };
+    transcript.onUserMessage("Use Authorization: Bearer tok-1");
+    transcript.onAssistantTurn({
+      id: "msg_1",
+      model: "claude-x",
+      stopReason: "tool_use",
+      usage,
+      content: [
+        compaction,
+        thinking,
+        { type: "thinking", thinking: `The key is ${key}.`, signature: "sig_2" },
+        { type: "redacted_thinking", data: `opaque ${key}` },
+        { type: "text", text: "Calling with x-api-key: abc", citations: null },
+        { type: "tool_use", id: "t1", name: "bash", input: { command: "true" } },
+      ] as never,
+    });
+    transcript.onToolResult(
+      { id: "t1", name: "bash", input: {} },
+      { toolUseId: "t1", content: "fine", isError: false },
+    );
+    const written = readFileSync(path, "utf8");
+    expect(written).not.toContain(key);
+    // The writer's field order (`harness runs` reads the model from a record's first bytes).
+    expect(written).toContain('{"type":"assistant","time":');
+    expect(written).toMatch(/\{"type":"assistant","time":"[^"]*","id":"msg_1","model":"claude-x"/);
+    const [user, assistant, result] = read(path);
+    expect(user).toMatchObject({ text: "Use Authorization: [REDACTED]", masked: true });
+    expect(assistant?.["content"]).toEqual([
+      compaction,
+      thinking,
+      { type: "withheld", block: "thinking", reason: "it held an Anthropic API key" },
+      { type: "withheld", block: "redacted_thinking", reason: "it held an Anthropic API key" },
+      { type: "text", text: "Calling with x-api-key: [REDACTED]", citations: null },
+      { type: "tool_use", id: "t1", name: "bash", input: { command: "true" } },
+    ]);
+    expect(assistant?.["maskedBlocks"]).toEqual([4]);
+    expect(result).not.toHaveProperty("masked");
+  });
+
   it("names the command of a call that was not run", async () => {
     const path = join(dir, "run.jsonl");
     const { run } = fixture([toolCalls(bash("t1", "sudo ls")), answer("ok")], {

@@ -199,7 +199,7 @@ const HANDLING: Record<string, Handling> = {
       expect(example.args).toEqual(["mcp", "-w", "./proj", "--publish", "8000"]);
     },
   },
-  "harness exec -w ./proj --publish 8000:18000 -- 'python3 -m http.server 8000'": {
+  "harness exec -w ./proj --publish 8000:18000 --timeout 86400 -- 'python3 -m http.server 8000'": {
     // Ports chosen free here; the server runs until harness is interrupted, as it would be.
     run: async (example, ctx) => {
       const [port, hostPort] = [await freePort(), await freePort()];

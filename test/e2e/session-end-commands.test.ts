@@ -77,6 +77,7 @@ describe.skipIf(skipDocker)(
     ] as const)("harness shell, %s while a command runs in it: exit %d", async (signal, code) => {
       await using ws = sessionWorkspace();
       const cli = spawnCli(["shell", "--workspace", ws.path], {
+        terminal: true,
         keepStdin: true,
         input: `${plantAndWait(ws.path)}\n`,
         timeoutMs: 240_000,
@@ -91,6 +92,7 @@ describe.skipIf(skipDocker)(
     it("harness shell, its stdin closed (the shell exits): the end runs", async () => {
       await using ws = sessionWorkspace();
       const cli = spawnCli(["shell", "--workspace", ws.path], {
+        terminal: true,
         keepStdin: true,
         input: `${plantAndWait(ws.path).replace(` && ${RUNNING_COMMAND}`, "")}\n`,
         timeoutMs: 240_000,

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const CLI_PATH = fileURLToPath(new URL("../../bin/harness.mjs", import.meta.url));
+const PTY_RUN = fileURLToPath(new URL("./pty-run.py", import.meta.url));
 
 export interface CliRun {
   code: number | null;
@@ -21,6 +22,11 @@ export interface CliOptions {
   unset?: string[];
   /** Keep the child's stdin open (after `input`) for the test to write to or close. */
   keepStdin?: boolean;
+  /**
+   * Give the CLI a terminal for stdin and stdout (test/support/pty-run.py), as a user's shell
+   * would: what the test writes is typed into it, signals sent to `child` reach the CLI.
+   */
+  terminal?: boolean;
 }
 
 /** A CLI still running: its process (to send it signals) and its output so far. */
@@ -54,7 +60,10 @@ export function spawnCli(args: string[], options: CliOptions = {}): RunningCli {
     ...options.env,
   };
   for (const name of options.unset ?? []) delete env[name];
-  const child = spawn(process.execPath, [CLI_PATH, ...args], {
+  const command = [process.execPath, CLI_PATH, ...args];
+  if (options.terminal) command.unshift("python3", PTY_RUN);
+  const [file = "", ...rest] = command;
+  const child = spawn(file, rest, {
     cwd: options.cwd ?? process.cwd(),
     env,
     stdio: ["pipe", "pipe", "pipe"],

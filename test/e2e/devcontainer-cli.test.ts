@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { skipDocker } from "../support/docker-available.js";
 import { useFakeApi } from "../support/fake-api-fixture.js";
 import { textReply, toolUseReply } from "../support/fake-messages-api.js";
-import { runCli } from "../support/run-cli.js";
+import { runCli, spawnCli } from "../support/run-cli.js";
 import { makeWorkspace } from "../support/workspace.js";
 import { removesContainerOf, workspaceContainers } from "../support/workspace-container.js";
 
@@ -18,7 +18,7 @@ import { removesContainerOf, workspaceContainers } from "../support/workspace-co
 describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 }, () => {
   const fake = useFakeApi();
 
-  it("builds the image, runs as remoteUser's uid with containerEnv, post-creates once, never widens", async () => {
+  it("builds the image, runs as remoteUser's uid with containerEnv, post-creates once per session (the container ends with it), never widens", async () => {
     using ws = makeWorkspace("harness-devc-");
     await using _container = removesContainerOf(ws.path);
     const image = await runCli(["image"]);
@@ -75,24 +75,39 @@ describe.skipIf(skipDocker)("harness exec --devcontainer", { timeout: 300_000 },
     expect(readFileSync(join(ws.path, "post-create-marker"), "utf8")).toBe("1001 hello from devcontainer\n");
     expect(existsSync(hostProof)).toBe(false);
 
-    // The container is reused: the post-create command does not run again.
+    // The image is not harness's own: the session's end removed the container with everything of
+    // the image, so the next session makes it again and post-creates again.
+    expect(await workspaceContainers(ws.path)).toEqual([]);
     const second = await runCli(["exec", "--workspace", ws.path, "--devcontainer", "--", "id -u"]);
     expect(second.code).toBe(0);
     expect(second.stdout).toBe("1001\n");
-    expect(second.stderr).not.toContain("postCreateCommand ran");
-    expect(readFileSync(join(ws.path, "post-create-marker"), "utf8")).toBe("1001 hello from devcontainer\n");
+    expect(second.stderr).toMatch(/devcontainer postCreateCommand ran as 1001:1001: .*: done/);
+    expect(readFileSync(join(ws.path, "post-create-marker"), "utf8")).toBe(
+      "1001 hello from devcontainer\n1001 hello from devcontainer\n",
+    );
 
-    // From the host: the hardening as without a devcontainer.
+    // From the host, while a session runs: the hardening as without a devcontainer.
+    const running = spawnCli([
+      "exec",
+      "--workspace",
+      ws.path,
+      "--devcontainer",
+      "--",
+      "touch STARTED; sleep 600",
+    ]);
+    await expect.poll(() => existsSync(join(ws.path, "STARTED")), { timeout: 120_000 }).toBe(true);
     const [id] = await workspaceContainers(ws.path);
     const info = await new Docker().getContainer(id ?? "").inspect();
+    running.child.kill("SIGTERM");
+    await running.done;
+    expect(await workspaceContainers(ws.path)).toEqual([]);
     expect(info.Config.Image).toMatch(/^harness-devcontainer:/);
+    expect(info.Config.User).toBe("1001:1001");
     expect(info.HostConfig.Privileged).toBe(false);
     expect(info.HostConfig.CapDrop).toEqual(["ALL"]);
-    expect(info.HostConfig.CapAdd ?? []).not.toContain("SYS_ADMIN");
-    expect(info.HostConfig.CapAdd ?? []).not.toContain("NET_ADMIN");
+    expect(info.HostConfig.CapAdd ?? []).toEqual([]);
     expect(info.HostConfig.NetworkMode).toBe("none");
     expect(info.Config.Env).not.toContain("GREETING=hello from devcontainer");
-    await new Docker().getContainer(info.Id).remove({ force: true });
     await new Docker()
       .getImage(info.Config.Image)
       .remove()

@@ -11,6 +11,7 @@ import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import { resolveSandboxUser } from "../sandbox-user.js";
 import { containerCreateOptions, type SandboxSettings } from "./container/container-spec.js";
 import { ensureSandboxImage } from "./container/image.js";
+import { machineryImage, ownImageTag } from "./container/own-image.js";
 import { podmanSeccompProfilePath } from "./container/podman-seccomp.js";
 import {
   devcontainerImage,
@@ -39,6 +40,11 @@ export interface ContainerPlan {
   isolation: Isolation;
   image: string;
   imageId: string;
+  /**
+   * The image is not one harness built from its own sandbox/ (own-image.ts): the machinery runs as
+   * the commands' uid in it, and the run's end removes the container with everything of the image.
+   */
+  foreignImage: boolean;
   /** The package cache to mount (its keeper may still be pruning it); undefined without one. */
   packageCache: PackageCache | undefined;
 }
@@ -91,6 +97,7 @@ export async function planContainer(
     user = fromImage ?? resolveSandboxUser(workspace, owner, undefined);
   }
   const workdir = options.workdir ?? SANDBOX_DEFAULTS.workdir;
+  const foreignImage = (await ownImageTag(docker, imageId)) === undefined;
   const isolation: Isolation =
     isolationKind === "copy"
       ? await CopyIsolation.prepare(docker, workspace, user, workdir, {
@@ -99,19 +106,20 @@ export async function planContainer(
           protect: options.protect,
           onProgress: options.onProgress,
         })
-      : await BindIsolation.prepare(docker, workspace, owner, user, options);
+      : await BindIsolation.prepare(docker, workspace, owner, user, { ...options, foreignImage });
   const packageCache =
     options.packageCache === undefined
       ? undefined
       : await openPackageCache(
           docker,
-          image,
+          // The keeper runs as root: never in an image harness did not build.
+          await machineryImage(docker, image, imageId, options.onProgress),
           user,
           options.packageCache.maxBytes,
           workspace,
           options.onProgress,
         );
-  return { docker, workspace, user, engineKind, isolation, image, imageId, packageCache };
+  return { docker, workspace, user, engineKind, isolation, image, imageId, foreignImage, packageCache };
 }
 
 /** The container's settings and create request (labels included) for `plan`. */
@@ -129,6 +137,7 @@ export function containerRequest(
     protectedMounts: isolation.protectedMounts,
     egressSocketDir,
     packageCacheVolume: plan.packageCache?.volume,
+    foreignImage: plan.foreignImage,
   });
   const devLabels = devcontainerLabels(options.devcontainer);
   // The devcontainer's label goes into the config hash too: another setup, another container.

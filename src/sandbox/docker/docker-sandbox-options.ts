@@ -46,7 +46,14 @@ export interface DockerSandboxOptions extends SandboxRequest {
 /** The settings `open` resolved itself: never taken from the caller as is. */
 export type ResolvedParts = Pick<
   SandboxSettings,
-  "image" | "workspace" | "user" | "isolation" | "protectedMounts" | "egressSocketDir" | "packageCacheVolume"
+  | "image"
+  | "workspace"
+  | "user"
+  | "isolation"
+  | "protectedMounts"
+  | "egressSocketDir"
+  | "packageCacheVolume"
+  | "foreignImage"
 >;
 
 /** Every limit the caller left out gets its default (SANDBOX_DEFAULTS). */

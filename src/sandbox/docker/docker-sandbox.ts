@@ -129,7 +129,7 @@ export class DockerSandbox implements Sandbox {
   static async open(options: DockerSandboxOptions): Promise<DockerSandbox> {
     checkEgressNetwork(options);
     const plan = await planContainer(options);
-    const { workspace, user, isolation, engineKind } = plan;
+    const { workspace, user, isolation, engineKind, foreignImage } = plan;
     // The gateway first: its socket directory must exist before the container mounts it.
     const egress = options.egress
       ? await EgressSession.start(
@@ -138,7 +138,7 @@ export class DockerSandbox implements Sandbox {
           workspace,
           isolation.kind,
           user,
-          rootMachinery(engineKind) ? MACHINERY_USER : user,
+          rootMachinery(engineKind, { foreignImage }) ? MACHINERY_USER : user,
         )
       : undefined;
     let sandbox: DockerSandbox;

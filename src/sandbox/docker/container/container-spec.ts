@@ -18,6 +18,11 @@ import { seccompSecurityOpt } from "./seccomp-profile.js";
 export interface SandboxSettings {
   /** Image to run. */
   image: string;
+  /**
+   * The image is not one harness built from its own sandbox/ (own-image.ts): nothing of it may run
+   * as root, so the machinery runs as `user` (as on Podman). Absent: harness's own image.
+   */
+  foreignImage?: boolean | undefined;
   /** Host path of the workspace (resolved, real path). */
   workspace: string;
   /** Where the workspace appears in the container; also the default cwd. */
@@ -78,12 +83,17 @@ export const MACHINERY_USER = "0:0";
 export const MACHINERY_CAPS = ["SETUID", "SETGID"] as const;
 
 /**
- * Whether the machinery runs as root on this engine. Podman (4.3) cannot give a tmpfs to another
- * user than the container's (its `U` option follows the container's User), so there the
- * container's user stays the sandbox user and the machinery shares the commands' uid (README).
+ * Whether the machinery runs as root. Podman (4.3) cannot give a tmpfs to another user than the
+ * container's (its `U` option follows the container's User), so there the container's user stays
+ * the sandbox user and the machinery shares the commands' uid (README). The same in an image harness
+ * did not build (`foreignImage`): the machinery is the image's own `/bin/sh`, `sleep` and `python3`,
+ * which must never run as root (a devcontainer's image is the workspace's to choose).
  */
-export function rootMachinery(engine: EngineSettings): boolean {
-  return engine.kind !== "podman";
+export function rootMachinery(
+  engine: EngineSettings,
+  image?: { foreignImage?: boolean | undefined },
+): boolean {
+  return engine.kind !== "podman" && image?.foreignImage !== true;
 }
 
 /** Where the package cache volume appears in the container: outside the workspace and the home. */
@@ -203,7 +213,7 @@ export function hostConfig(s: SandboxSettings, engine: EngineSettings = DOCKER_E
     Mounts: [...workspace, ...egressMounts(s), ...packageCacheMounts(s)],
     NetworkMode: s.network,
     CapDrop: ["ALL"],
-    ...(rootMachinery(engine) ? { CapAdd: [...MACHINERY_CAPS] } : {}),
+    ...(rootMachinery(engine, s) ? { CapAdd: [...MACHINERY_CAPS] } : {}),
     // Docker's default seccomp profile plus rules refusing setuid/setgid modes (seccomp-profile.ts).
     // Podman takes the profile as a file path (podman-seccomp.ts), Docker as its content.
     SecurityOpt: [
@@ -259,7 +269,7 @@ export function containerCreateOptions(
   return {
     Image: s.image,
     Cmd: initCommand(),
-    User: rootMachinery(engine) ? MACHINERY_USER : s.user,
+    User: rootMachinery(engine, s) ? MACHINERY_USER : s.user,
     WorkingDir: s.workdir,
     Env: sandboxEnv(s),
     Tty: false,

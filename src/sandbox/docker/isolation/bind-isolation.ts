@@ -27,6 +27,12 @@ export interface BindIsolationOptions {
   protect?: ProtectOptions | undefined;
   /** Remove the container at the end instead of leaving it for the next run. */
   removeOnStop?: boolean | undefined;
+  /**
+   * The image is not harness's own (own-image.ts): PID 1 and its child are the image's binaries,
+   * so the container never outlives the run (the last harness process out removes it), and nothing
+   * of the image is left running to write the workspace after its check.
+   */
+  foreignImage?: boolean | undefined;
   onProgress?: ((line: string) => void) | undefined;
 }
 
@@ -81,7 +87,8 @@ export class BindIsolation implements Isolation {
 
   async end(container: Docker.Container, facts?: EndFacts): Promise<void> {
     const say = (line: string) => this.options.onProgress?.(line);
-    if (this.options.removeOnStop) {
+    if (this.options.removeOnStop || (this.options.foreignImage && !facts?.othersAttached)) {
+      // Removed before the workspace is checked: after the check nothing of it runs any more.
       await removeContainer(container);
     } else if (!facts?.othersAttached && !facts?.nothingLeft) {
       // Nothing of the sandbox keeps running, and so writing the workspace, while harness is not

@@ -45,6 +45,20 @@ describe("engine kind", () => {
     expect(podmanProcessLimits("")).toEqual({ nofile: 1_048_576, nproc: 32_768 });
   });
 
+  it("gives root to the machinery only in harness's own image: a foreign one runs it as the sandbox user", () => {
+    const foreign = resolveSettings(
+      { workspace: "/w" },
+      { image: "img", workspace: "/w", user: "1000:1000", isolation: "bind", foreignImage: true },
+    );
+    for (const engine of [DOCKER_ENGINE, podman]) {
+      const options = containerCreateOptions(foreign, engine);
+      expect(options.User).toBe("1000:1000");
+      expect(options.HostConfig?.CapAdd).toBeUndefined();
+      expect(options.HostConfig?.CapDrop).toEqual(["ALL"]);
+    }
+    expect(containerCreateOptions(settings, DOCKER_ENGINE).User).toBe("0:0");
+  });
+
   it("changes only the tmpfs owner option, the seccomp spelling, the limits and the machinery's user for Podman", () => {
     const docker = containerCreateOptions(settings, DOCKER_ENGINE);
     expect(JSON.stringify(containerCreateOptions(settings))).toBe(JSON.stringify(docker));

@@ -25,6 +25,7 @@ import {
 import { skipDocker } from "../../support/docker-available.js";
 import { makeWorkspace, TEST_UID } from "../../support/workspace.js";
 import { removeWorkspaceContainers, workspaceContainers } from "../../support/workspace-container.js";
+import { loopbackLookup, ORIGIN } from "../egress-fixture.js";
 
 /** What a trojan leaves running as root: found on the host by this argument. */
 const MARK_SECONDS = 7000 + (process.pid % 900);
@@ -118,6 +119,28 @@ describe.skipIf(skipDocker)(
         }
       });
     }
+
+    it("allowlist mode: the relay is not the image's python3 as root either", async () => {
+      using ws = makeWorkspace("harness-trojan-relay-");
+      try {
+        const sandbox = await DockerSandbox.open({
+          workspace: ws.path,
+          image,
+          egress: { allowHosts: [`${ORIGIN}:9`], allowPrivate: true },
+          egressLookup: loopbackLookup,
+        });
+        expect(sandbox.description.network).toBe("allowlist");
+        const census = await sandbox.exec(
+          "for s in /proc/[0-9]*/status; do awk '/^Uid:/ {print $2}' \"$s\" 2>/dev/null; done | sort -u",
+        );
+        expect(census.stdout.trim().split("\n")).toEqual([String(TEST_UID)]);
+        await sandbox.stop();
+        expect(markedProcesses()).toEqual([]);
+        expect(await workspaceContainers(ws.path)).toEqual([]);
+      } finally {
+        await removeWorkspaceContainers(ws.path);
+      }
+    });
 
     it("the package cache's keeper never runs the image's python3 as root", async () => {
       using ws = makeWorkspace("harness-trojan-cache-");

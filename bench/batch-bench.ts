@@ -12,7 +12,7 @@ import { freemem, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { BatchSummary } from "../src/batch/batch-summary.js";
-import { batchCommand } from "../src/cli/batch-command.js";
+import { batchCommand } from "../src/cli/run/batch-command.js";
 import { Interrupts } from "../src/cli/session/interrupts.js";
 import { SessionEnd } from "../src/cli/session/session-end.js";
 import type { ModelClient, ModelResponse } from "../src/model/model-client.js";

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { runsListCommand } from "../src/cli/runs-command.js";
+import { runsListCommand } from "../src/cli/runs/runs-command.js";
 import { pruneRuns, retentionLimitsFromEnv } from "../src/runs/retention.js";
 import { listRuns } from "../src/runs/run-catalog.js";
 import { INDEX_FILE } from "../src/runs/summary-index.js";

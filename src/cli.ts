@@ -4,7 +4,7 @@
  */
 import { Command, Option } from "commander";
 import { describeDefaultConcurrency } from "./batch/default-concurrency.js";
-import { loadDotenvFile } from "./cli/dotenv-load.js";
+import { loadDotenvFile } from "./cli/dotenv/dotenv-load.js";
 import { batchExitCodes, EXIT, exitCodeForEnd } from "./cli/exit-codes.js";
 import { reportError } from "./cli/report-error.js";
 import { Interrupts } from "./cli/session/interrupts.js";
@@ -151,7 +151,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     )
     .option("--no-checkpoints", "take no checkpoint of the workspace after each tool call")
     .action(async (task: string[], flags: Flags) => {
-      const { runCommand } = await import("./cli/run-command.js");
+      const { runCommand } = await import("./cli/run/run-command.js");
       exitCode = await runCommand(task.join(" "), flags, interrupts);
     });
 
@@ -203,7 +203,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       ].join("\n"),
     )
     .action(async (tasks: string, flags: Flags) => {
-      const { batchCommand } = await import("./cli/batch-command.js");
+      const { batchCommand } = await import("./cli/run/batch-command.js");
       exitCode = await batchCommand(tasks, flags, interrupts);
     });
 
@@ -215,7 +215,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
         .argument("<command...>", "the command (put it after --)"),
     ),
   ).action(async (args: string[], flags: Flags) => {
-    const { execCommand } = await import("./cli/exec-command.js");
+    const { execCommand } = await import("./cli/exec/exec-command.js");
     exitCode = await execCommand(args, flags, interrupts);
   });
 
@@ -237,7 +237,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       "bash results carry MCP structured content too (stdout, stderr, exitCode… as fields, with an outputSchema), for programs: hosts such as Claude Code then show that JSON instead of the text",
     )
     .action(async (flags: Flags) => {
-      const { mcpCommand } = await import("./cli/mcp-command.js");
+      const { mcpCommand } = await import("./cli/run/mcp-command.js");
       exitCode = await mcpCommand(flags, interrupts);
     });
 
@@ -246,7 +246,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       program.command("shell").description("open an interactive shell in the workspace's sandbox"),
     ),
   ).action(async (flags: Flags) => {
-    const { shellCommand } = await import("./cli/container-commands.js");
+    const { shellCommand } = await import("./cli/exec/container-commands.js");
     exitCode = await shellCommand(flags, interrupts);
   });
 
@@ -271,7 +271,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       new Option("--output-format <format>", "report format").choices(["text", "json"]).default("text"),
     )
     .action(async (run: string, flags: Flags) => {
-      const { replayCommand } = await import("./cli/replay-command.js");
+      const { replayCommand } = await import("./cli/run/replay-command.js");
       exitCode = await replayCommand(run, flags, interrupts);
     });
 
@@ -281,7 +281,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     .addOption(new Option("--output-format <format>", "text (default) or json").choices(["text", "json"]))
     .addHelpText("after", RUNS_HELP)
     .action(async (flags: Flags) => {
-      const { runsListCommand } = await import("./cli/runs-command.js");
+      const { runsListCommand } = await import("./cli/runs/runs-command.js");
       exitCode = await runsListCommand(flags);
     });
 
@@ -290,7 +290,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     .description("show a run's steps: the task, each command with its exit code and notes, the final text")
     .argument("<id>", RUN_REF_HELP)
     .action(async (id: string) => {
-      const { runsShowCommand } = await import("./cli/runs-command.js");
+      const { runsShowCommand } = await import("./cli/runs/runs-command.js");
       exitCode = await runsShowCommand(id);
     });
 
@@ -303,8 +303,8 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     .option("--step <n>", "only this step's change (step N: the Nth tool call)")
     .addOption(new Option("--output-format <format>", "text (default) or json").choices(["text", "json"]))
     .action(async (id: string, _flags: unknown, command: Command) => {
-      const { runsDiffCommand } = await import("./cli/checkpoint-commands.js");
-      const { processIo } = await import("./cli/runs-command.js");
+      const { runsDiffCommand } = await import("./cli/runs/checkpoint-commands.js");
+      const { processIo } = await import("./cli/runs/runs-command.js");
       // `runs` has its own --output-format: the one given after `diff` may land there.
       const flags = command.optsWithGlobals<{ step?: string; outputFormat?: string }>();
       exitCode = await runsDiffCommand(id, flags, processIo());
@@ -319,8 +319,8 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     .requiredOption("--step <n>", "the step whose checkpoint to restore")
     .requiredOption("--to <dir>", "a new or empty directory")
     .action(async (id: string, flags: { step?: string; to?: string }) => {
-      const { runsRestoreCommand } = await import("./cli/checkpoint-commands.js");
-      const { processIo } = await import("./cli/runs-command.js");
+      const { runsRestoreCommand } = await import("./cli/runs/checkpoint-commands.js");
+      const { processIo } = await import("./cli/runs/runs-command.js");
       exitCode = await runsRestoreCommand(id, flags, processIo());
     });
 
@@ -329,7 +329,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     .description("remove runs: their transcript and saved outputs (never one still running)")
     .argument("<id...>", "runs: ids, unique prefixes or suffixes of them, last or last~N")
     .action(async (ids: string[]) => {
-      const { runsRmCommand } = await import("./cli/runs-command.js");
+      const { runsRmCommand } = await import("./cli/runs/runs-command.js");
       exitCode = await runsRmCommand(ids);
     });
 
@@ -339,7 +339,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     .option("--dry-run", "only say what would be removed")
     .addHelpText("after", RUNS_HELP)
     .action(async (flags: { dryRun?: boolean }) => {
-      const { runsPruneCommand } = await import("./cli/runs-command.js");
+      const { runsPruneCommand } = await import("./cli/runs/runs-command.js");
       exitCode = await runsPruneCommand(flags);
     });
 
@@ -350,7 +350,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     )
     .argument("<id>", "the id the end of that run printed")
     .action(async (id: string) => {
-      const { restoreGitCommand } = await import("./cli/restore-git-command.js");
+      const { restoreGitCommand } = await import("./cli/runs/restore-git-command.js");
       exitCode = await restoreGitCommand(id);
     });
 
@@ -382,7 +382,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     )
     .argument("[file]", "the .env file (default: ./.env)")
     .action(async (file: string | undefined) => {
-      const { trustEnvCommand } = await import("./cli/trust-env-command.js");
+      const { trustEnvCommand } = await import("./cli/dotenv/trust-env-command.js");
       exitCode = trustEnvCommand(file);
     });
 
@@ -390,7 +390,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     .command("image")
     .description("build harness's sandbox image if sandbox/ changed, and print its tag")
     .action(async () => {
-      const { imageCommand } = await import("./cli/container-commands.js");
+      const { imageCommand } = await import("./cli/exec/container-commands.js");
       exitCode = await imageCommand();
     });
 
@@ -402,14 +402,14 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       )
       .argument("<name>", "the template's name"),
   ).action(async (name: string, flags: Flags) => {
-    const { kubeTemplateCommand } = await import("./cli/kube-template-command.js");
+    const { kubeTemplateCommand } = await import("./cli/exec/kube-template-command.js");
     exitCode = await kubeTemplateCommand(name, flags);
   });
 
   engineOptions(program.command("ps"))
     .description("list harness's sandbox containers (or pods)")
     .action(async (flags: Flags) => {
-      const { psCommand } = await import("./cli/container-commands.js");
+      const { psCommand } = await import("./cli/exec/container-commands.js");
       exitCode = await psCommand(flags);
     });
 
@@ -427,7 +427,7 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     )
     .option("--user <uid>", "with --cache: only this sandbox user's cache (default: every user's)")
     .action(async (flags: Flags & { all?: boolean; cache?: boolean }) => {
-      const { rmCommand } = await import("./cli/container-commands.js");
+      const { rmCommand } = await import("./cli/exec/container-commands.js");
       exitCode = await rmCommand(flags);
     });
 

@@ -1,7 +1,7 @@
 /**
  * A batch from its planned tasks to its results: which tasks run (resume), running them through the
  * pool, appending each result as it ends, and the summary. How one task runs is injected (`runOne`,
- * cli/run-task.ts in production), so this file knows nothing of Docker or the API.
+ * cli/run/run-task.ts in production), so this file knows nothing of Docker or the API.
  */
 import type { BatchProgress } from "./batch-progress.js";
 import { type BatchSummary, summarize } from "./batch-summary.js";

@@ -11,7 +11,7 @@
  * - the paths host programs run unasked (`.envrc`, `.vscode`, `.devcontainer`, …, protected-paths.ts):
  *   the same;
  * - `.env` files the sandbox wrote are restored, and named so that the caller records their content
- *   as sandbox-written (src/cli/dotenv-records.ts): harness does not load them, wherever they are.
+ *   as sandbox-written (src/cli/dotenv/dotenv-records.ts): harness does not load them, wherever they are.
  *
  * What the workspace already had when the run began is restored as it was.
  */

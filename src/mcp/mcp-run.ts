@@ -13,7 +13,7 @@ import type { EgressRecord, PublishRecord } from "../sandbox/sandbox.js";
 import type { Transcript } from "../transcript/transcript.js";
 import type { RunEndRecord } from "../transcript/transcript-records.js";
 
-/** A run's checkpoints (cli/run-checkpoints.ts) as far as a session uses them. */
+/** A run's checkpoints (cli/setup/run-checkpoints.ts) as far as a session uses them. */
 export interface SessionCheckpoints extends StepCheckpoints {
   /** Waits for the last snapshot, then lets go of what they hold. Contract: never rejects. */
   close(): Promise<void>;

@@ -2,7 +2,7 @@
  * One setting, declared once: its flag, its environment variable, how its text is read, its default,
  * its help, and who may set it. Commander's options (commander-options.ts), the config loader
  * (config.ts through read-setting.ts), a batch task's keys (batch/task-file.ts), what a `.env` may set
- * (cli/dotenv-keys.ts) and `.env.example` (env-example.ts) are all derived from the table
+ * (cli/dotenv/dotenv-keys.ts) and `.env.example` (env-example.ts) are all derived from the table
  * (settings.ts), so none of them spells a default, a variable or a help text of its own.
  */
 

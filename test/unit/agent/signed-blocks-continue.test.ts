@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AgentDeps, runAgent } from "../../../src/agent/loop.js";
-import { checkRebuiltConversation } from "../../../src/cli/rebuilt-conversation.js";
+import { checkRebuiltConversation } from "../../../src/cli/runs/rebuilt-conversation.js";
 import { ConfigError } from "../../../src/errors.js";
 import { AnthropicModelClient } from "../../../src/model/anthropic-model-client.js";
 import type { MessageParam, ThinkingSetting } from "../../../src/model/model-client.js";

@@ -14,7 +14,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type ContinueFlags, loadContinuedRun } from "../../../src/cli/continued-run.js";
+import { type ContinueFlags, loadContinuedRun } from "../../../src/cli/runs/continued-run.js";
 import { ConfigError } from "../../../src/errors.js";
 import { pruneRuns } from "../../../src/runs/retention.js";
 import { keepRunActive } from "../../../src/runs/run-heartbeat.js";

@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { reviewCopyChanges } from "../../../src/cli/copy-changes.js";
+import { reviewCopyChanges } from "../../../src/cli/setup/copy-changes.js";
 import type { ApplyResult, Sandbox, WorkspaceChanges } from "../../../src/sandbox/sandbox.js";
 
 const CHANGES: WorkspaceChanges = {

@@ -3,15 +3,15 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { loadDotenvFile } from "../../../src/cli/dotenv-load.js";
+import { loadDotenvFile } from "../../../src/cli/dotenv/dotenv-load.js";
 import {
   appendSpan,
   markSandboxWritten,
   setDotenvRecordsRoot,
   sha256,
-} from "../../../src/cli/dotenv-records.js";
-import { watchEnvFiles } from "../../../src/cli/env-file-watch.js";
-import { trustEnvCommand } from "../../../src/cli/trust-env-command.js";
+} from "../../../src/cli/dotenv/dotenv-records.js";
+import { watchEnvFiles } from "../../../src/cli/dotenv/env-file-watch.js";
+import { trustEnvCommand } from "../../../src/cli/dotenv/trust-env-command.js";
 
 let root: string;
 let ws: string;

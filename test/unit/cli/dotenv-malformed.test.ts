@@ -1,6 +1,6 @@
 import { parse } from "dotenv";
 import { describe, expect, it } from "vitest";
-import { malformedDotenvLines, malformedDotenvNotes } from "../../../src/cli/dotenv-malformed.js";
+import { malformedDotenvLines, malformedDotenvNotes } from "../../../src/cli/dotenv/dotenv-malformed.js";
 
 const ENV = [
   "MODEL_ID=claude-x",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type DotenvFacts, decideDotenv } from "../../../src/cli/dotenv-policy.js";
+import { type DotenvFacts, decideDotenv } from "../../../src/cli/dotenv/dotenv-policy.js";
 
 const P = "/w/.env";
 function file(parsed: Record<string, string>, more: Partial<Extract<DotenvFacts, { kind: "file" }>> = {}) {

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { commandLine } from "../../../src/cli/exec-command.js";
+import { commandLine } from "../../../src/cli/exec/exec-command.js";
 
 /** What bash makes of the line: its argv, one per line. */
 function argvOf(line: string): string[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { egressDenialLines } from "../../../src/cli/exec-command.js";
+import { egressDenialLines } from "../../../src/cli/exec/exec-command.js";
 
 describe("egressDenialLines (harness exec's stderr)", () => {
   it("names each distinct refusal once, on one line, controls shown as escapes", () => {

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { ExecOutput } from "../../../src/cli/exec-output.js";
+import { ExecOutput } from "../../../src/cli/exec/exec-output.js";
 
 /** A stream that holds every write until the test lets it through, like a pipe nobody reads. */
 class HeldStream extends Writable {

@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { watchIgnoredStdin } from "../../../src/cli/ignored-stdin.js";
+import { watchIgnoredStdin } from "../../../src/cli/exec/ignored-stdin.js";
 
 /** A pipe as process.stdin is when input is piped in. */
 function pipe(tty = false): PassThrough & NodeJS.ReadStream {

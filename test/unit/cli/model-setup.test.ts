@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { modelSetup } from "../../../src/cli/model-setup.js";
+import { modelSetup } from "../../../src/cli/setup/model-setup.js";
 import { type CliFlags, loadAgentConfig } from "../../../src/config.js";
 import { ConfigError } from "../../../src/errors.js";
 import { lookupModel, type ModelLookup } from "../../../src/model/model-catalog.js";

@@ -4,7 +4,7 @@
  * bridge: before, a `.env` a sandbox wrote with that one line gave the next run a network.
  */
 import { describe, expect, it } from "vitest";
-import { decideDotenv } from "../../../src/cli/dotenv-policy.js";
+import { decideDotenv } from "../../../src/cli/dotenv/dotenv-policy.js";
 import { loadSandboxConfig } from "../../../src/config.js";
 import { ConfigError } from "../../../src/errors.js";
 import { containerCreateOptions } from "../../../src/sandbox/docker/container/container-spec.js";

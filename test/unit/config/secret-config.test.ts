@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isGuardedKey, wideningFlag } from "../../../src/cli/dotenv-keys.js";
-import { runStartEgress } from "../../../src/cli/run-setup.js";
+import { isGuardedKey, wideningFlag } from "../../../src/cli/dotenv/dotenv-keys.js";
+import { runStartEgress } from "../../../src/cli/setup/run-setup.js";
 import { loadSandboxConfig } from "../../../src/config.js";
 import { ConfigError } from "../../../src/errors.js";
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { egressNotice } from "../../../src/cli/replay-command.js";
+import { egressNotice } from "../../../src/cli/run/replay-command.js";
 import { loadSandboxConfig } from "../../../src/config.js";
 import { parseTranscript, readTranscript } from "../../../src/replay/read-transcript.js";
 import { replayCalls } from "../../../src/replay/replay.js";

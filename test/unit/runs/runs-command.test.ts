@@ -7,7 +7,7 @@ import {
   runsPruneCommand,
   runsRmCommand,
   runsShowCommand,
-} from "../../../src/cli/runs-command.js";
+} from "../../../src/cli/runs/runs-command.js";
 import { ConfigError } from "../../../src/errors.js";
 import { makeStateHome, runIdAt, usageOf, writeRun } from "../../support/run-fixtures.js";
 

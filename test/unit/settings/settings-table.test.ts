@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Option } from "commander";
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { isGuardedKey, wideningFlag } from "../../../src/cli/dotenv-keys.js";
+import { isGuardedKey, wideningFlag } from "../../../src/cli/dotenv/dotenv-keys.js";
 import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../../../src/config.js";
 import { SANDBOX_DEFAULTS } from "../../../src/sandbox/sandbox-request.js";
 import { settingOptions } from "../../../src/settings/commander-options.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { checkRebuiltConversation } from "../../../src/cli/rebuilt-conversation.js";
+import { checkRebuiltConversation } from "../../../src/cli/runs/rebuilt-conversation.js";
 import { ConfigError } from "../../../src/errors.js";
 import type { MessageParam } from "../../../src/model/model-client.js";
 import {

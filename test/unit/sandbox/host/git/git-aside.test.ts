@@ -15,7 +15,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { restoreGitCommand } from "../../../../../src/cli/restore-git-command.js";
+import { restoreGitCommand } from "../../../../../src/cli/runs/restore-git-command.js";
 import {
   describeGitAside,
   moveGitSurfaceAside,

@@ -5,8 +5,8 @@
  * cannot go back without its thinking while thinking is on, and a withheld compaction block cannot
  * be stood in for (each refused in one line, before the sandbox opens).
  */
-import { ConfigError } from "../errors.js";
-import type { RecordedConversation } from "../transcript/read-conversation.js";
+import { ConfigError } from "../../errors.js";
+import type { RecordedConversation } from "../../transcript/read-conversation.js";
 
 /** The lines to print about `conversation`; throws `ConfigError` when it cannot be sent. */
 export function checkRebuiltConversation(

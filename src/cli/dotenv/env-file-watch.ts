@@ -15,7 +15,7 @@
 import { realpathSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import createDebug from "debug";
-import { isProcessAlive } from "../state/liveness.js";
+import { isProcessAlive } from "../../state/liveness.js";
 import { readEnvFile } from "./dotenv-load.js";
 import {
   addHash,

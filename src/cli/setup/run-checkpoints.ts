@@ -5,17 +5,17 @@
  * workspace does not change during the run), hashing every file each step.
  */
 import { dirname } from "node:path";
-import { checkpointsDirOf, sharedBlobsDir } from "../checkpoints/checkpoint-paths.js";
-import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../checkpoints/checkpoint-types.js";
-import { takeEntriesSnapshot } from "../checkpoints/entries-snapshot.js";
-import { hostSnapshots } from "../checkpoints/host-snapshot.js";
-import { RunCheckpointer, type SnapshotFn } from "../checkpoints/run-checkpointer.js";
-import { latestManifest, readSteps } from "../checkpoints/step-log.js";
-import { isSandboxWritable, openHostDir } from "../host-files/host-path.js";
-import type { MessageParam } from "../model/model-client.js";
-import { loadIgnoreMatcher } from "../sandbox/copy/ignore-rules.js";
-import type { CopiedWorkspace, Sandbox } from "../sandbox/sandbox.js";
-import type { Transcript } from "../transcript/transcript.js";
+import { checkpointsDirOf, sharedBlobsDir } from "../../checkpoints/checkpoint-paths.js";
+import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../../checkpoints/checkpoint-types.js";
+import { takeEntriesSnapshot } from "../../checkpoints/entries-snapshot.js";
+import { hostSnapshots } from "../../checkpoints/host-snapshot.js";
+import { RunCheckpointer, type SnapshotFn } from "../../checkpoints/run-checkpointer.js";
+import { latestManifest, readSteps } from "../../checkpoints/step-log.js";
+import { isSandboxWritable, openHostDir } from "../../host-files/host-path.js";
+import type { MessageParam } from "../../model/model-client.js";
+import { loadIgnoreMatcher } from "../../sandbox/copy/ignore-rules.js";
+import type { CopiedWorkspace, Sandbox } from "../../sandbox/sandbox.js";
+import type { Transcript } from "../../transcript/transcript.js";
 
 export interface RunCheckpointsInput {
   sandbox: Sandbox;

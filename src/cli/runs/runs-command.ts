@@ -1,23 +1,23 @@
 /** `harness runs`, `runs show ID`, `runs rm ID…`, `runs prune`: the past runs in the state directory. */
 import { existsSync, rmSync } from "node:fs";
-import { sweepSharedBlobs } from "../checkpoints/blob-sweep.js";
-import { ConfigError, HarnessError } from "../errors.js";
+import { sweepSharedBlobs } from "../../checkpoints/blob-sweep.js";
+import { ConfigError, HarnessError } from "../../errors.js";
 import {
   planPrune,
   pruneRuns,
   type RetentionLimits,
   retentionLimitsFromEnv,
   runBytes,
-} from "../runs/retention.js";
-import { isRunActive } from "../runs/run-activity.js";
-import { findRun, listRuns } from "../runs/run-catalog.js";
-import { describeFsError, type RunFiles, scanRunsDir } from "../runs/run-files.js";
-import { formatRun } from "../runs/run-show.js";
-import { formatRunTable, runToJson } from "../runs/run-table.js";
-import { runsDir, sharedBlobsDirOf } from "../state/run-layout.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import { formatBytes } from "../text/units.js";
-import { EXIT } from "./exit-codes.js";
+} from "../../runs/retention.js";
+import { isRunActive } from "../../runs/run-activity.js";
+import { findRun, listRuns } from "../../runs/run-catalog.js";
+import { describeFsError, type RunFiles, scanRunsDir } from "../../runs/run-files.js";
+import { formatRun } from "../../runs/run-show.js";
+import { formatRunTable, runToJson } from "../../runs/run-table.js";
+import { runsDir, sharedBlobsDirOf } from "../../state/run-layout.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import { formatBytes } from "../../text/units.js";
+import { EXIT } from "../exit-codes.js";
 
 /** Where the commands write and what they read; tests pass their own. */
 export interface RunsIo {

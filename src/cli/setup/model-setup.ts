@@ -4,14 +4,18 @@
  * the table and `--context-window` otherwise), which tools the model gets, how the context window is
  * managed, and `--thinking`/`--effort` refused in one line when the Models API says the model lacks them.
  */
-import type { ContextOptions } from "../agent/context/context-manager.js";
-import { chooseStrategy, contextLimits, MIN_COMPACTION_TRIGGER } from "../agent/context/context-manager.js";
-import type { AgentConfig } from "../config.js";
-import { ConfigError } from "../errors.js";
-import { lookupModel, type ModelLookup } from "../model/model-catalog.js";
-import type { EffortLevel, ThinkingSetting } from "../model/model-client.js";
-import type { ModelProfile } from "../model/model-profile.js";
-import { modelCache } from "../state/model-cache.js";
+import type { ContextOptions } from "../../agent/context/context-manager.js";
+import {
+  chooseStrategy,
+  contextLimits,
+  MIN_COMPACTION_TRIGGER,
+} from "../../agent/context/context-manager.js";
+import type { AgentConfig } from "../../config.js";
+import { ConfigError } from "../../errors.js";
+import { lookupModel, type ModelLookup } from "../../model/model-catalog.js";
+import type { EffortLevel, ThinkingSetting } from "../../model/model-client.js";
+import type { ModelProfile } from "../../model/model-profile.js";
+import { modelCache } from "../../state/model-cache.js";
 
 /** What the run does with its model. */
 export interface ModelSetup {

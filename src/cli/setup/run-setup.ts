@@ -3,20 +3,20 @@
  * the system prompt, the tools, the agent's limits, the transcript's allowlist facts. One place, so
  * a task in a batch runs exactly as the same task given to `run`.
  */
-import type { AgentDeps, AgentLimits } from "../agent/agent-types.js";
-import { buildSystemPrompt } from "../agent/system-prompt.js";
-import type { AgentConfig, EgressConfig, SandboxConfig } from "../config.js";
-import type { TokenUsage } from "../model/model-client.js";
-import { costUsd } from "../model/pricing.js";
-import type { Sandbox } from "../sandbox/sandbox.js";
-import { createBackgroundTool } from "../tools/background-tool.js";
-import { createBashTool } from "../tools/bash-tool.js";
-import { createBlocklist } from "../tools/blocklist.js";
-import { createEditorTool } from "../tools/editor/editor-tool.js";
-import type { OutputStore } from "../tools/output-store.js";
-import { createReadOutputTool } from "../tools/read-output-tool.js";
-import type { Tool } from "../tools/tool.js";
-import type { RunStartEgress } from "../transcript/transcript-records.js";
+import type { AgentDeps, AgentLimits } from "../../agent/agent-types.js";
+import { buildSystemPrompt } from "../../agent/system-prompt.js";
+import type { AgentConfig, EgressConfig, SandboxConfig } from "../../config.js";
+import type { TokenUsage } from "../../model/model-client.js";
+import { costUsd } from "../../model/pricing.js";
+import type { Sandbox } from "../../sandbox/sandbox.js";
+import { createBackgroundTool } from "../../tools/background-tool.js";
+import { createBashTool } from "../../tools/bash-tool.js";
+import { createBlocklist } from "../../tools/blocklist.js";
+import { createEditorTool } from "../../tools/editor/editor-tool.js";
+import type { OutputStore } from "../../tools/output-store.js";
+import { createReadOutputTool } from "../../tools/read-output-tool.js";
+import type { Tool } from "../../tools/tool.js";
+import type { RunStartEgress } from "../../transcript/transcript-records.js";
 import type { ModelSetup } from "./model-setup.js";
 
 /** The system prompt for `sandbox`, opened with `config`; `editor`: the model has the text editor. */

@@ -3,9 +3,9 @@
  * the workspace, then write it to the host only on `--apply` or a "y" typed at a terminal.
  */
 import { createInterface } from "node:readline/promises";
-import { displayPath } from "../sandbox/copy/tree-diff.js";
-import type { Sandbox } from "../sandbox/sandbox.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
+import { displayPath } from "../../sandbox/copy/tree-diff.js";
+import type { Sandbox } from "../../sandbox/sandbox.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
 
 export interface ReviewIo {
   stdin: NodeJS.ReadStream;

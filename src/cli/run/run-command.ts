@@ -4,30 +4,30 @@
  */
 
 import { createInterface } from "node:readline";
-import { combineEvents } from "../agent/events.js";
-import { type AgentRunResult, runAgent } from "../agent/loop.js";
-import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../config.js";
-import { ConfigError } from "../errors.js";
-import { type HostPathError, markWorkspaceWritable } from "../host-files/host-path.js";
-import type { MessageParam } from "../model/model-client.js";
-import { createRunOutput } from "../output/run-output.js";
-import { pruneAfterRun } from "../runs/retention.js";
-import { keepRunActive } from "../runs/run-heartbeat.js";
-import { newRunId, outputsDirOf, runsDir, transcriptPathOf } from "../state/run-layout.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import { OutputStore } from "../tools/output-store.js";
-import { createTranscript } from "../transcript/transcript.js";
-import { type ContinuedRun, type ContinueFlags, loadContinuedRun } from "./continued-run.js";
-import { processReviewIo, reviewCopyChanges } from "./copy-changes.js";
-import { EXIT, exitCodeFor } from "./exit-codes.js";
-import { type ForkedRun, prepareFork } from "./fork-run.js";
-import { lookupModelFor, modelSetup } from "./model-setup.js";
-import { exitCodeForError } from "./report-error.js";
-import { openRunCheckpoints } from "./run-checkpoints.js";
-import { agentLimits, modelDeps, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
-import { openSandbox, postCreateRun } from "./sandbox-from-config.js";
-import type { Interrupts } from "./session/interrupts.js";
-import { causeName } from "./session/session-end.js";
+import { combineEvents } from "../../agent/events.js";
+import { type AgentRunResult, runAgent } from "../../agent/loop.js";
+import { type CliFlags, loadAgentConfig, loadSandboxConfig } from "../../config.js";
+import { ConfigError } from "../../errors.js";
+import { type HostPathError, markWorkspaceWritable } from "../../host-files/host-path.js";
+import type { MessageParam } from "../../model/model-client.js";
+import { createRunOutput } from "../../output/run-output.js";
+import { pruneAfterRun } from "../../runs/retention.js";
+import { keepRunActive } from "../../runs/run-heartbeat.js";
+import { newRunId, outputsDirOf, runsDir, transcriptPathOf } from "../../state/run-layout.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import { OutputStore } from "../../tools/output-store.js";
+import { createTranscript } from "../../transcript/transcript.js";
+import { EXIT, exitCodeFor } from "../exit-codes.js";
+import { exitCodeForError } from "../report-error.js";
+import { type ContinuedRun, type ContinueFlags, loadContinuedRun } from "../runs/continued-run.js";
+import { type ForkedRun, prepareFork } from "../runs/fork-run.js";
+import type { Interrupts } from "../session/interrupts.js";
+import { causeName } from "../session/session-end.js";
+import { processReviewIo, reviewCopyChanges } from "../setup/copy-changes.js";
+import { lookupModelFor, modelSetup } from "../setup/model-setup.js";
+import { openRunCheckpoints } from "../setup/run-checkpoints.js";
+import { agentLimits, modelDeps, runStartEgress, runTools, systemPromptFor } from "../setup/run-setup.js";
+import { openSandbox, postCreateRun } from "../setup/sandbox-from-config.js";
 
 /**
  * Transcripts live outside the workspace by default: the sandbox can write anything in the
@@ -74,7 +74,7 @@ export async function runCommand(
     maxBudgetUsd,
     exitCodeFor,
   });
-  const { AnthropicModelClient } = await import("../model/anthropic-model-client.js");
+  const { AnthropicModelClient } = await import("../../model/anthropic-model-client.js");
   const client = new AnthropicModelClient({
     apiKey: agentConfig.apiKey,
     model: agentConfig.model,

@@ -5,14 +5,14 @@
  */
 import { lstatSync, realpathSync, type Stats } from "node:fs";
 import { isAbsolute, relative } from "node:path";
-import type { CliFlags } from "../config.js";
-import { ConfigError } from "../errors.js";
-import type { MessageParam } from "../model/model-client.js";
-import { isProcessAlive } from "../runs/run-activity.js";
-import { namedRun, newestRunOfWorkspace, type RunToContinue } from "../runs/run-to-continue.js";
-import { readSettings } from "../settings/read-setting.js";
-import { managedRunIdOf, pidOfRunId, runsDir } from "../state/run-layout.js";
-import { readConversation } from "../transcript/read-conversation.js";
+import type { CliFlags } from "../../config.js";
+import { ConfigError } from "../../errors.js";
+import type { MessageParam } from "../../model/model-client.js";
+import { isProcessAlive } from "../../runs/run-activity.js";
+import { namedRun, newestRunOfWorkspace, type RunToContinue } from "../../runs/run-to-continue.js";
+import { readSettings } from "../../settings/read-setting.js";
+import { managedRunIdOf, pidOfRunId, runsDir } from "../../state/run-layout.js";
+import { readConversation } from "../../transcript/read-conversation.js";
 import { checkRebuiltConversation } from "./rebuilt-conversation.js";
 
 /** The flags of `harness run` this file reads. */
@@ -21,7 +21,7 @@ export interface ContinueFlags extends CliFlags {
   continue?: boolean;
   /** `--resume ID`: a run id, a unique prefix of one, or a transcript path. */
   resume?: string;
-  /** `--fork RUN@N`: a new run from step N of RUN (cli/fork-run.ts). */
+  /** `--fork RUN@N`: a new run from step N of RUN (cli/runs/fork-run.ts). */
   fork?: string;
   /** `--no-checkpoints` gives false. */
   checkpoints?: boolean;

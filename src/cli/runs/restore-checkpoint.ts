@@ -5,12 +5,12 @@
  * and its content recorded as sandbox-written, so harness does not load it there either.
  */
 import { join } from "node:path";
-import { checkpointsDirOf } from "../checkpoints/checkpoint-paths.js";
-import type { Manifest } from "../checkpoints/checkpoint-types.js";
-import { type RestoreResult, restoreManifest } from "../checkpoints/restore.js";
-import { planRestore } from "../checkpoints/restore-policy.js";
-import { latestManifest, readSteps } from "../checkpoints/step-log.js";
-import { markSandboxWritten } from "./dotenv-records.js";
+import { checkpointsDirOf } from "../../checkpoints/checkpoint-paths.js";
+import type { Manifest } from "../../checkpoints/checkpoint-types.js";
+import { type RestoreResult, restoreManifest } from "../../checkpoints/restore.js";
+import { planRestore } from "../../checkpoints/restore-policy.js";
+import { latestManifest, readSteps } from "../../checkpoints/step-log.js";
+import { markSandboxWritten } from "../dotenv/dotenv-records.js";
 
 export interface RestoredCheckpoint {
   restored: RestoreResult;

@@ -23,7 +23,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import createDebug from "debug";
-import { harnessStateDir } from "../state/state-dir.js";
+import { harnessStateDir } from "../../state/state-dir.js";
 
 const log = createDebug("harness:dotenv");
 

@@ -1,21 +1,21 @@
 /** `harness shell`, `harness ps`, `harness rm`. */
 import { realpath } from "node:fs/promises";
-import { type CliFlags, loadSandboxConfig } from "../config.js";
-import { ConfigError } from "../errors.js";
+import { type CliFlags, loadSandboxConfig } from "../../config.js";
+import { ConfigError } from "../../errors.js";
 import {
   listHarnessContainers,
   removeHarnessContainers,
-} from "../sandbox/docker/container/container-registry.js";
-import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
-import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
-import { removePackageCacheVolumes } from "../sandbox/docker/package-cache/package-cache-volume.js";
-import { parseUserIds } from "../sandbox/sandbox-user.js";
-import { readSettings } from "../settings/read-setting.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import { processReviewIo, reviewCopyChanges } from "./copy-changes.js";
+} from "../../sandbox/docker/container/container-registry.js";
+import { ensureSandboxImage } from "../../sandbox/docker/container/image.js";
+import { connectDocker } from "../../sandbox/docker/engine/docker-client.js";
+import { removePackageCacheVolumes } from "../../sandbox/docker/package-cache/package-cache-volume.js";
+import { parseUserIds } from "../../sandbox/sandbox-user.js";
+import { readSettings } from "../../settings/read-setting.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import type { Interrupts } from "../session/interrupts.js";
+import { processReviewIo, reviewCopyChanges } from "../setup/copy-changes.js";
+import { openSandbox } from "../setup/sandbox-from-config.js";
 import { engineOf, podsCommand } from "./pods-command.js";
-import { openSandbox } from "./sandbox-from-config.js";
-import type { Interrupts } from "./session/interrupts.js";
 
 export async function shellCommand(flags: CliFlags, interrupts: Interrupts): Promise<number> {
   // The shell is interactive (a TTY in the sandbox, stdin put in raw mode): without a terminal it

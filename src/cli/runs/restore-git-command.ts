@@ -1,7 +1,7 @@
 /** `harness restore-git ID`: puts back the git files a bind-mode run's end moved aside. */
-import { restoreGitAside } from "../sandbox/host/git/git-aside.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import { EXIT } from "./exit-codes.js";
+import { restoreGitAside } from "../../sandbox/host/git/git-aside.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import { EXIT } from "../exit-codes.js";
 
 /** Where the command writes and what it reads; tests pass their own. */
 export interface RestoreGitIo {

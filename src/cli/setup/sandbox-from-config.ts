@@ -1,13 +1,13 @@
 /** Opens the workspace's sandbox with the CLI's settings; build progress goes to stderr. */
-import type { SandboxConfig } from "../config.js";
-import { CanceledError } from "../errors.js";
-import { DockerSandbox } from "../sandbox/docker/docker-sandbox.js";
-import type { KubernetesSandbox } from "../sandbox/kubernetes/kubernetes-sandbox.js";
-import type { PublishMonitor } from "../sandbox/sandbox.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import type { PostCreateRun } from "../transcript/transcript-records.js";
-import { watchEnvFiles } from "./env-file-watch.js";
-import type { SessionEnd } from "./session/session-end.js";
+import type { SandboxConfig } from "../../config.js";
+import { CanceledError } from "../../errors.js";
+import { DockerSandbox } from "../../sandbox/docker/docker-sandbox.js";
+import type { KubernetesSandbox } from "../../sandbox/kubernetes/kubernetes-sandbox.js";
+import type { PublishMonitor } from "../../sandbox/sandbox.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import type { PostCreateRun } from "../../transcript/transcript-records.js";
+import { watchEnvFiles } from "../dotenv/env-file-watch.js";
+import type { SessionEnd } from "../session/session-end.js";
 
 export interface OpenSandboxOptions {
   /**
@@ -78,7 +78,7 @@ async function openEngineSandbox(
 ): Promise<DockerSandbox | KubernetesSandbox> {
   if (config.engine === "kubernetes") {
     // Loaded only here: the Kubernetes client costs a Docker run about 0.3 s of start-up.
-    const { KubernetesSandbox } = await import("../sandbox/kubernetes/kubernetes-sandbox.js");
+    const { KubernetesSandbox } = await import("../../sandbox/kubernetes/kubernetes-sandbox.js");
     return KubernetesSandbox.open({ ...config, warmPod: options.warmPod, onProgress: say });
   }
   return DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });

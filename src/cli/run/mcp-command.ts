@@ -4,30 +4,30 @@
  * transcript as `harness run`; only the model is someone else's. stdout carries the protocol alone:
  * everything else (build progress, the transcript's path) goes to stderr.
  */
-import { type CliFlags, loadSandboxConfig } from "../config.js";
-import { McpRun } from "../mcp/mcp-run.js";
-import { createMcpServer } from "../mcp/mcp-server.js";
-import { serveOverStdio } from "../mcp/serve-stdio.js";
-import { pruneAfterRun } from "../runs/retention.js";
-import { newRunId, outputsDirOf, runsDir, transcriptPathOf } from "../state/run-layout.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import { createBackgroundTool } from "../tools/background-tool.js";
-import { createBashTool } from "../tools/bash-tool.js";
-import { createBlocklist } from "../tools/blocklist.js";
-import { OutputStore } from "../tools/output-store.js";
-import { createReadFileTool } from "../tools/read-file-tool.js";
-import { createReadOutputTool } from "../tools/read-output-tool.js";
-import type { Tool } from "../tools/tool.js";
-import { createWriteFileTool } from "../tools/write-file-tool.js";
-import { createTranscript } from "../transcript/transcript.js";
-import { MCP_SESSION_TASK } from "../transcript/transcript-records.js";
-import { processReviewIo, reviewCopyChanges } from "./copy-changes.js";
-import { EXIT } from "./exit-codes.js";
-import { openRunCheckpoints } from "./run-checkpoints.js";
-import { runStartEgress, systemPromptFor } from "./run-setup.js";
-import { openSandbox, postCreateRun } from "./sandbox-from-config.js";
-import type { Interrupts } from "./session/interrupts.js";
-import { causeName } from "./session/session-end.js";
+import { type CliFlags, loadSandboxConfig } from "../../config.js";
+import { McpRun } from "../../mcp/mcp-run.js";
+import { createMcpServer } from "../../mcp/mcp-server.js";
+import { serveOverStdio } from "../../mcp/serve-stdio.js";
+import { pruneAfterRun } from "../../runs/retention.js";
+import { newRunId, outputsDirOf, runsDir, transcriptPathOf } from "../../state/run-layout.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import { createBackgroundTool } from "../../tools/background-tool.js";
+import { createBashTool } from "../../tools/bash-tool.js";
+import { createBlocklist } from "../../tools/blocklist.js";
+import { OutputStore } from "../../tools/output-store.js";
+import { createReadFileTool } from "../../tools/read-file-tool.js";
+import { createReadOutputTool } from "../../tools/read-output-tool.js";
+import type { Tool } from "../../tools/tool.js";
+import { createWriteFileTool } from "../../tools/write-file-tool.js";
+import { createTranscript } from "../../transcript/transcript.js";
+import { MCP_SESSION_TASK } from "../../transcript/transcript-records.js";
+import { EXIT } from "../exit-codes.js";
+import type { Interrupts } from "../session/interrupts.js";
+import { causeName } from "../session/session-end.js";
+import { processReviewIo, reviewCopyChanges } from "../setup/copy-changes.js";
+import { openRunCheckpoints } from "../setup/run-checkpoints.js";
+import { runStartEgress, systemPromptFor } from "../setup/run-setup.js";
+import { openSandbox, postCreateRun } from "../setup/sandbox-from-config.js";
 
 export interface McpFlags extends CliFlags {
   /** `--no-apply` / `--apply` (copy mode). */

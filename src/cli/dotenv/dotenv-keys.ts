@@ -13,7 +13,7 @@ import {
   FREE_DOTENV_KEYS,
   wideningFlag as settingWideningFlag,
   WIDENING_ENV_KEYS,
-} from "../settings/settings.js";
+} from "../../settings/settings.js";
 
 /** Loaded even from a `.env` a sandbox wrote: the table's `freeInDotenv` settings. */
 export const FREE_KEYS: ReadonlySet<string> = FREE_DOTENV_KEYS;

@@ -6,15 +6,15 @@
  */
 import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { checkpointsDirOf } from "../checkpoints/checkpoint-paths.js";
-import type { Manifest } from "../checkpoints/checkpoint-types.js";
-import { prepareTarget, type RestoreResult } from "../checkpoints/restore.js";
-import { manifestAt, readSteps, stepsOf } from "../checkpoints/step-log.js";
-import { ConfigError } from "../errors.js";
-import type { MessageParam } from "../model/model-client.js";
-import { namedRun, type RunToContinue } from "../runs/run-to-continue.js";
-import { runsDir } from "../state/run-layout.js";
-import { readConversation } from "../transcript/read-conversation.js";
+import { checkpointsDirOf } from "../../checkpoints/checkpoint-paths.js";
+import type { Manifest } from "../../checkpoints/checkpoint-types.js";
+import { prepareTarget, type RestoreResult } from "../../checkpoints/restore.js";
+import { manifestAt, readSteps, stepsOf } from "../../checkpoints/step-log.js";
+import { ConfigError } from "../../errors.js";
+import type { MessageParam } from "../../model/model-client.js";
+import { namedRun, type RunToContinue } from "../../runs/run-to-continue.js";
+import { runsDir } from "../../state/run-layout.js";
+import { readConversation } from "../../transcript/read-conversation.js";
 import { checkRebuiltConversation } from "./rebuilt-conversation.js";
 import { restoreCheckpoint } from "./restore-checkpoint.js";
 

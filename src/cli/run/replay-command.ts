@@ -7,29 +7,29 @@ import { existsSync } from "node:fs";
 import { chown, mkdtemp, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import type { Manifest } from "../checkpoints/checkpoint-types.js";
-import { prepareTarget } from "../checkpoints/restore.js";
-import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../config.js";
-import { ConfigError } from "../errors.js";
-import { formatCall, formatSummary, reportToJson } from "../replay/format-report.js";
-import { readTranscript } from "../replay/read-transcript.js";
-import { type ReplayReport, replayCalls } from "../replay/replay.js";
-import { namedRun } from "../runs/run-to-continue.js";
+import type { Manifest } from "../../checkpoints/checkpoint-types.js";
+import { prepareTarget } from "../../checkpoints/restore.js";
+import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../../config.js";
+import { ConfigError } from "../../errors.js";
+import { formatCall, formatSummary, reportToJson } from "../../replay/format-report.js";
+import { readTranscript } from "../../replay/read-transcript.js";
+import { type ReplayReport, replayCalls } from "../../replay/replay.js";
+import { namedRun } from "../../runs/run-to-continue.js";
 import {
   listHarnessContainers,
   removeHarnessContainers,
-} from "../sandbox/docker/container/container-registry.js";
-import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
-import { parseUserIds } from "../sandbox/sandbox-user.js";
-import { runsDir, TRANSCRIPT_SUFFIX } from "../state/run-layout.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import type { RunStartEgress } from "../transcript/transcript-records.js";
-import { EXIT } from "./exit-codes.js";
-import { checkpointOf, ownerOf } from "./fork-run.js";
-import { restoreCheckpoint } from "./restore-checkpoint.js";
-import { openSandbox } from "./sandbox-from-config.js";
-import type { Interrupts } from "./session/interrupts.js";
-import type { SessionEnd } from "./session/session-end.js";
+} from "../../sandbox/docker/container/container-registry.js";
+import { connectDocker } from "../../sandbox/docker/engine/docker-client.js";
+import { parseUserIds } from "../../sandbox/sandbox-user.js";
+import { runsDir, TRANSCRIPT_SUFFIX } from "../../state/run-layout.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import type { RunStartEgress } from "../../transcript/transcript-records.js";
+import { EXIT } from "../exit-codes.js";
+import { checkpointOf, ownerOf } from "../runs/fork-run.js";
+import { restoreCheckpoint } from "../runs/restore-checkpoint.js";
+import type { Interrupts } from "../session/interrupts.js";
+import type { SessionEnd } from "../session/session-end.js";
+import { openSandbox } from "../setup/sandbox-from-config.js";
 
 /** `replay`'s flags besides the sandbox ones. */
 export interface ReplayFlags extends CliFlags {

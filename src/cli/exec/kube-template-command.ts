@@ -3,8 +3,8 @@
  * of the pod harness makes on `--engine kubernetes` with these settings, for the SandboxWarmPool
  * that `--kube-warm-pool` claims from: a pool made from anything else is refused at the claim.
  */
-import { type CliFlags, loadSandboxConfig } from "../config.js";
-import { sandboxTemplate } from "../sandbox/kubernetes/sandbox-template.js";
+import { type CliFlags, loadSandboxConfig } from "../../config.js";
+import { sandboxTemplate } from "../../sandbox/kubernetes/sandbox-template.js";
 
 export async function kubeTemplateCommand(name: string, flags: CliFlags): Promise<number> {
   const config = loadSandboxConfig(process.env, { ...flags, engine: "kubernetes" });

@@ -4,11 +4,11 @@
  */
 import { resolve } from "node:path";
 import { parse } from "dotenv";
-import { ConfigError } from "../errors.js";
+import { ConfigError } from "../../errors.js";
+import { EXIT } from "../exit-codes.js";
 import { isGuardedKey } from "./dotenv-keys.js";
 import { readEnvFile } from "./dotenv-load.js";
 import { addHash, unmarkSandboxWritten, updateEnvFileRecord } from "./dotenv-records.js";
-import { EXIT } from "./exit-codes.js";
 
 export function trustEnvCommand(file: string | undefined): number {
   const path = resolve(file ?? ".env");

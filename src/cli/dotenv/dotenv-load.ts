@@ -6,7 +6,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parse } from "dotenv";
-import { isProcessAlive } from "../state/liveness.js";
+import { isProcessAlive } from "../../state/liveness.js";
 import { malformedDotenvLines, malformedDotenvNotes } from "./dotenv-malformed.js";
 import { type DotenvFacts, type Doubt, decideDotenv } from "./dotenv-policy.js";
 import {

@@ -5,26 +5,26 @@
  * `harness batch` runs many of these at once; every failure (Docker, API, a bug) becomes the result.
  */
 
-import type { AgentRunResult } from "../agent/agent-types.js";
-import { combineEvents } from "../agent/events.js";
-import { runAgent } from "../agent/loop.js";
-import type { AgentConfig, SandboxConfig } from "../config.js";
-import { writeHostFile } from "../host-files/host-file.js";
-import { HostPathError } from "../host-files/host-path.js";
-import type { ModelClient } from "../model/model-client.js";
-import { ZERO_USAGE } from "../model/usage.js";
-import { timeModelCalls } from "../output/api-time.js";
-import { EgressTally } from "../output/egress-tally.js";
-import { buildResult, type ResultMessage } from "../output/result-summary.js";
-import type { Sandbox } from "../sandbox/sandbox.js";
-import { outputsDirOf } from "../state/run-layout.js";
-import { OutputStore } from "../tools/output-store.js";
-import { createTranscript } from "../transcript/transcript.js";
-import { exitCodeFor } from "./exit-codes.js";
-import type { ModelSetup } from "./model-setup.js";
-import { exitCodeForError } from "./report-error.js";
-import { agentLimits, modelDeps, runStartEgress, runTools, systemPromptFor } from "./run-setup.js";
-import { causeName, type SessionEnd } from "./session/session-end.js";
+import type { AgentRunResult } from "../../agent/agent-types.js";
+import { combineEvents } from "../../agent/events.js";
+import { runAgent } from "../../agent/loop.js";
+import type { AgentConfig, SandboxConfig } from "../../config.js";
+import { writeHostFile } from "../../host-files/host-file.js";
+import { HostPathError } from "../../host-files/host-path.js";
+import type { ModelClient } from "../../model/model-client.js";
+import { ZERO_USAGE } from "../../model/usage.js";
+import { timeModelCalls } from "../../output/api-time.js";
+import { EgressTally } from "../../output/egress-tally.js";
+import { buildResult, type ResultMessage } from "../../output/result-summary.js";
+import type { Sandbox } from "../../sandbox/sandbox.js";
+import { outputsDirOf } from "../../state/run-layout.js";
+import { OutputStore } from "../../tools/output-store.js";
+import { createTranscript } from "../../transcript/transcript.js";
+import { exitCodeFor } from "../exit-codes.js";
+import { exitCodeForError } from "../report-error.js";
+import { causeName, type SessionEnd } from "../session/session-end.js";
+import type { ModelSetup } from "../setup/model-setup.js";
+import { agentLimits, modelDeps, runStartEgress, runTools, systemPromptFor } from "../setup/run-setup.js";
 
 /** Everything one task needs; the caller decides every path and owns every shared object. */
 export interface TaskRunInput {
@@ -36,13 +36,13 @@ export interface TaskRunInput {
   sandboxConfig: SandboxConfig;
   /** The model client (a batch's is wrapped in the shared backoff); timed here for `duration_api_ms`. */
   model: ModelClient;
-  /** What the task does with its model: tools, context window, thinking, effort (cli/model-setup.ts). */
+  /** What the task does with its model: tools, context window, thinking, effort (cli/setup/model-setup.ts). */
   setup: ModelSetup;
   /** The run's id (result `run_id`). */
   runId: string;
   /** The JSONL transcript; saved outputs go beside it. */
   transcriptPath: string;
-  /** Opens the sandbox (cli/sandbox-from-config.ts's `openSandbox` in production). */
+  /** Opens the sandbox (cli/setup/sandbox-from-config.ts's `openSandbox` in production). */
   openSandbox: (config: SandboxConfig) => Promise<Sandbox>;
   /** Aborting ends the task cleanly: the running command is killed, the result says "canceled". */
   signal: AbortSignal;

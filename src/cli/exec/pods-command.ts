@@ -3,15 +3,15 @@
  * pods it claimed from warm pools (--kube-warm-pool), which rm releases with their claim.
  */
 import { realpath } from "node:fs/promises";
-import { type CliFlags, loadSandboxConfig, type SandboxEngine } from "../config.js";
-import { ConfigError } from "../errors.js";
-import { listHarnessClaims, releaseHarnessClaims } from "../sandbox/kubernetes/claim/claim-registry.js";
+import { type CliFlags, loadSandboxConfig, type SandboxEngine } from "../../config.js";
+import { ConfigError } from "../../errors.js";
+import { listHarnessClaims, releaseHarnessClaims } from "../../sandbox/kubernetes/claim/claim-registry.js";
 import {
   connectCluster,
   listHarnessPods,
   removeHarnessPods,
-} from "../sandbox/kubernetes/pod/pod-registry.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
+} from "../../sandbox/kubernetes/pod/pod-registry.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
 
 /** The engine flags and env name (HARNESS_ENGINE), checked as every command checks it. */
 export function engineOf(flags: CliFlags): SandboxEngine {

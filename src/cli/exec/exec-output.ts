@@ -5,9 +5,9 @@
  * no host memory. A stream whose reader went away (EPIPE) aborts the command, which is then killed
  * inside the container, as SIGPIPE ends a command in a shell pipeline.
  */
-import { CommandOutputStream } from "../terminal/command-output.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import { colorEnabled } from "../terminal/style.js";
+import { CommandOutputStream } from "../../terminal/command-output.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import { colorEnabled } from "../../terminal/style.js";
 
 type StreamName = "stdout" | "stderr";
 

@@ -1,13 +1,13 @@
 /** `harness exec --workspace DIR -- CMD`: one command through the sandbox path, exiting with its code. */
-import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../config.js";
-import type { EgressDenial, ExecResult } from "../sandbox/sandbox.js";
-import { visibleControls } from "../text/visible-controls.js";
-import { processReviewIo, reviewCopyChanges } from "./copy-changes.js";
+import { type CliFlags, loadSandboxConfig, type SandboxConfig } from "../../config.js";
+import type { EgressDenial, ExecResult } from "../../sandbox/sandbox.js";
+import { visibleControls } from "../../text/visible-controls.js";
+import { EXIT } from "../exit-codes.js";
+import type { Interrupts } from "../session/interrupts.js";
+import { processReviewIo, reviewCopyChanges } from "../setup/copy-changes.js";
+import { openSandbox } from "../setup/sandbox-from-config.js";
 import { ExecOutput } from "./exec-output.js";
-import { EXIT } from "./exit-codes.js";
 import { IGNORED_STDIN_LINE, type IgnoredStdin, watchIgnoredStdin } from "./ignored-stdin.js";
-import { openSandbox } from "./sandbox-from-config.js";
-import type { Interrupts } from "./session/interrupts.js";
 
 export async function execCommand(args: string[], flags: CliFlags, interrupts: Interrupts): Promise<number> {
   const output = new ExecOutput({ stdout: process.stdout, stderr: process.stderr });

@@ -4,17 +4,17 @@
  * directory, never from the workspace, which may have changed since.
  */
 import { dirname, resolve } from "node:path";
-import { changesBetween, formatChanges } from "../checkpoints/checkpoint-diff.js";
-import { checkpointsDirOf } from "../checkpoints/checkpoint-paths.js";
-import type { Manifest } from "../checkpoints/checkpoint-types.js";
-import { prepareTarget } from "../checkpoints/restore.js";
-import { readSteps, stepsOf } from "../checkpoints/step-log.js";
-import { ConfigError } from "../errors.js";
-import { namedRun } from "../runs/run-to-continue.js";
-import { runsDir } from "../state/run-layout.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import { readConversation } from "../transcript/read-conversation.js";
-import { EXIT } from "./exit-codes.js";
+import { changesBetween, formatChanges } from "../../checkpoints/checkpoint-diff.js";
+import { checkpointsDirOf } from "../../checkpoints/checkpoint-paths.js";
+import type { Manifest } from "../../checkpoints/checkpoint-types.js";
+import { prepareTarget } from "../../checkpoints/restore.js";
+import { readSteps, stepsOf } from "../../checkpoints/step-log.js";
+import { ConfigError } from "../../errors.js";
+import { namedRun } from "../../runs/run-to-continue.js";
+import { runsDir } from "../../state/run-layout.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import { readConversation } from "../../transcript/read-conversation.js";
+import { EXIT } from "../exit-codes.js";
 import { checkpointOf, ownerOf } from "./fork-run.js";
 import { restoreCheckpoint } from "./restore-checkpoint.js";
 import type { RunsIo } from "./runs-command.js";

@@ -8,35 +8,35 @@
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { withSharedBackoff } from "../batch/backoff-model-client.js";
-import { type BatchProgress, createProgress } from "../batch/batch-progress.js";
-import { BatchSpend } from "../batch/batch-spend.js";
-import { formatSummary } from "../batch/batch-summary.js";
-import { defaultConcurrency } from "../batch/default-concurrency.js";
-import { type BatchResult, ResultsWriter, type RetryMode, readResults } from "../batch/results-file.js";
-import { runBatch } from "../batch/run-batch.js";
-import { SharedBackoff } from "../batch/shared-backoff.js";
-import { readTaskFile } from "../batch/task-file.js";
-import { type PlannedTask, planTasks } from "../batch/task-plan.js";
-import type { Discard } from "../batch/warm-ahead.js";
-import type { CliFlags } from "../config.js";
-import { ConfigError } from "../errors.js";
-import { markWorkspaceWritable } from "../host-files/host-path.js";
-import type { ModelLookup } from "../model/model-catalog.js";
-import type { ModelClient } from "../model/model-client.js";
-import type { ModelProfile } from "../model/model-profile.js";
-import { ZERO_USAGE } from "../model/usage.js";
-import { buildResult } from "../output/result-summary.js";
-import { ensureSandboxImage } from "../sandbox/docker/container/image.js";
-import { connectDocker } from "../sandbox/docker/engine/docker-client.js";
-import { warmContainer } from "../sandbox/docker/warm/warm-container.js";
-import { transcriptPathOf } from "../state/run-layout.js";
-import { sanitizeForTerminal } from "../terminal/sanitize.js";
-import { lookupModelFor, type ModelSetup, modelSetup } from "./model-setup.js";
-import { exitCodeForError } from "./report-error.js";
+import { withSharedBackoff } from "../../batch/backoff-model-client.js";
+import { type BatchProgress, createProgress } from "../../batch/batch-progress.js";
+import { BatchSpend } from "../../batch/batch-spend.js";
+import { formatSummary } from "../../batch/batch-summary.js";
+import { defaultConcurrency } from "../../batch/default-concurrency.js";
+import { type BatchResult, ResultsWriter, type RetryMode, readResults } from "../../batch/results-file.js";
+import { runBatch } from "../../batch/run-batch.js";
+import { SharedBackoff } from "../../batch/shared-backoff.js";
+import { readTaskFile } from "../../batch/task-file.js";
+import { type PlannedTask, planTasks } from "../../batch/task-plan.js";
+import type { Discard } from "../../batch/warm-ahead.js";
+import type { CliFlags } from "../../config.js";
+import { ConfigError } from "../../errors.js";
+import { markWorkspaceWritable } from "../../host-files/host-path.js";
+import type { ModelLookup } from "../../model/model-catalog.js";
+import type { ModelClient } from "../../model/model-client.js";
+import type { ModelProfile } from "../../model/model-profile.js";
+import { ZERO_USAGE } from "../../model/usage.js";
+import { buildResult } from "../../output/result-summary.js";
+import { ensureSandboxImage } from "../../sandbox/docker/container/image.js";
+import { connectDocker } from "../../sandbox/docker/engine/docker-client.js";
+import { warmContainer } from "../../sandbox/docker/warm/warm-container.js";
+import { transcriptPathOf } from "../../state/run-layout.js";
+import { sanitizeForTerminal } from "../../terminal/sanitize.js";
+import { exitCodeForError } from "../report-error.js";
+import type { Interrupts } from "../session/interrupts.js";
+import { lookupModelFor, type ModelSetup, modelSetup } from "../setup/model-setup.js";
+import { openSandbox } from "../setup/sandbox-from-config.js";
 import { runTask } from "./run-task.js";
-import { openSandbox } from "./sandbox-from-config.js";
-import type { Interrupts } from "./session/interrupts.js";
 
 /** `harness batch`'s own flags, besides the sandbox and model flags every task inherits. */
 export interface BatchFlags extends CliFlags {
@@ -212,7 +212,7 @@ async function warmTaskSandbox(
     // --kube-warm-pool: the cluster's SandboxWarmPool keeps the pods warm.
     if (planned.sandboxConfig.warmPool !== undefined) return undefined;
     // Loaded only for Kubernetes: its client costs a Docker batch start-up time.
-    const { warmPod } = await import("../sandbox/kubernetes/warm-pod.js");
+    const { warmPod } = await import("../../sandbox/kubernetes/warm-pod.js");
     const pod = await warmPod(planned.sandboxConfig, poolId);
     warmPods.set(planned, pod.name);
     return pod.discard;
@@ -257,14 +257,14 @@ async function modelSetups(
 }
 
 async function describeAnthropicModel(planned: PlannedTask): Promise<ModelProfile | undefined> {
-  const { AnthropicModelClient } = await import("../model/anthropic-model-client.js");
+  const { AnthropicModelClient } = await import("../../model/anthropic-model-client.js");
   const { apiKey, model, baseURL } = planned.agentConfig;
   return new AnthropicModelClient({ apiKey, model, ...(baseURL ? { baseURL } : {}) }).describeModel();
 }
 
 /** The Anthropic client with its own retries off: the batch's shared backoff retries instead. */
 async function anthropicModel(planned: PlannedTask): Promise<ModelClient> {
-  const { AnthropicModelClient } = await import("../model/anthropic-model-client.js");
+  const { AnthropicModelClient } = await import("../../model/anthropic-model-client.js");
   const { apiKey, model, baseURL } = planned.agentConfig;
   return new AnthropicModelClient({ apiKey, model, maxRetries: 0, ...(baseURL ? { baseURL } : {}) });
 }

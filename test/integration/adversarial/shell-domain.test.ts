@@ -1,0 +1,211 @@
+/**
+ * Issue 30, finding 11: `harness shell`'s processes against the commands harness runs beside it in
+ * the same container, and the reverse. On the old code the shell ran in no Landlock domain: a job
+ * it started (typed, or by a devcontainer.json `containerEnv.PROMPT_COMMAND` as the shell opened)
+ * attached to a concurrent `harness exec` call's process, rewrote its memory and made the call
+ * report exit 0 with "FORGED: all 42 tests passed". The first two tests failed there that way.
+ *
+ * The attacker tries, against every process running victim.py once it is ready: ptrace attach, opening
+ * /proc/PID/mem for writing (then rewriting the victim's answer in its memory), process_vm_writev,
+ * and `strace -p`/`gdb -p` where the image has them. The victim waits until it has been tried,
+ * then prints its answer and exits with the code its memory holds.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, expect, it } from "vitest";
+import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
+import { skipDocker } from "../../support/docker-available.js";
+import { makeWorkspace } from "../../support/workspace.js";
+
+/** Its answer: exit code 7 and this line, unless something rewrote its memory. */
+const VICTIM = String.raw`
+import os, sys, time
+state = bytearray(b"EXIT=7 OUT=real-output-of-the-call!")
+open("/tmp/ready-%d" % os.getpid(), "w").close()
+mark = "/tmp/attacked-%d" % os.getpid()
+end = time.time() + 60
+while not os.path.exists(mark) and time.time() < end:
+    time.sleep(0.05)
+sys.stdout.write(state[11:].decode() + "\n")
+sys.exit(int(state[5:6]))
+`;
+
+/** attack.py LOG COUNT: attacks COUNT victims, logging each try as REACHED or refused. */
+const ATTACK = String.raw`
+import ctypes, os, shutil, subprocess, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+REAL = b"EXIT=7 OUT=real-output-of-the-call!"
+FORGED = b"EXIT=0 OUT=FORGED: all 42 tests pass"
+log = open(sys.argv[1], "a", buffering=1)
+log.write("started %d\n" % os.getpid())
+me, done, end = os.getpid(), set(), time.time() + 90
+while time.time() < end and len(done) < int(sys.argv[2]):
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == me or int(d) in done:
+            continue
+        try:
+            cmd = open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if len(cmd) < 2 or not cmd[1].endswith(b"victim.py"):
+            continue
+        pid = int(d)
+        done.add(pid)
+        ready = time.time() + 30
+        while not os.path.exists("/tmp/ready-%d" % pid) and time.time() < ready:
+            time.sleep(0.02)
+        if libc.ptrace(16, pid, 0, 0) == 0:
+            log.write("ptrace %d REACHED\n" % pid)
+            os.waitpid(pid, 0x40000000)
+            libc.ptrace(17, pid, 0, 0)
+        else:
+            log.write("ptrace %d refused %d\n" % (pid, ctypes.get_errno()))
+        local = iovec(ctypes.cast(ctypes.create_string_buffer(1), ctypes.c_void_p), 1)
+        remote = iovec(0, 1)
+        if libc.process_vm_writev(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) >= 0 or ctypes.get_errno() not in (1, 13):
+            log.write("process_vm_writev %d REACHED %d\n" % (pid, ctypes.get_errno()))
+        else:
+            log.write("process_vm_writev %d refused %d\n" % (pid, ctypes.get_errno()))
+        for tool in ("strace", "gdb"):
+            if shutil.which(tool):
+                argv = [tool, "-p", str(pid), "-o", "/dev/null"] if tool == "strace" else [tool, "-p", str(pid), "-batch", "-ex", "detach"]
+                p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                time.sleep(1)
+                p.terminate()
+                err = p.communicate()[1]
+                attached = tool == "strace" and b"Process %d attached" % pid in err
+                log.write("%s %d %s\n" % (tool, pid, "REACHED" if attached else "refused"))
+        try:
+            fd = os.open("/proc/%d/mem" % pid, os.O_RDWR)
+        except OSError as e:
+            log.write("mem %d refused %d\n" % (pid, e.errno))
+        else:
+            log.write("mem %d REACHED\n" % pid)
+            forged = 0
+            for line in open("/proc/%d/maps" % pid):
+                span, perms = line.split()[:2]
+                lo, hi = (int(x, 16) for x in span.split("-"))
+                if not perms.startswith("rw") or hi - lo > 1 << 28:
+                    continue
+                try:
+                    data = os.pread(fd, hi - lo, lo)
+                except OSError:
+                    continue
+                at = data.find(REAL)
+                while at >= 0:
+                    os.pwrite(fd, FORGED, lo + at)
+                    forged += 1
+                    at = data.find(REAL, at + 1)
+            log.write("forged %d %d\n" % (pid, forged))
+            os.close(fd)
+        open("/tmp/attacked-%d" % pid, "w").close()
+    time.sleep(0.02)
+log.write("done\n")
+`;
+
+/** Each way in the attacker tried, for each victim it found. */
+const TRIES = ["ptrace", "process_vm_writev", "mem"];
+
+interface Shell {
+  /** Types a line into the shell. */
+  type(line: string): void;
+  /** Everything the terminal showed so far. */
+  seen(): string;
+  /** Resolves with the shell's exit code. */
+  exited: Promise<number>;
+}
+
+function openShell(sandbox: DockerSandbox): Shell {
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  let seen = "";
+  stdout.on("data", (chunk: Buffer) => {
+    seen += chunk.toString();
+  });
+  const exited = sandbox.shell({
+    stdin: stdin as unknown as NodeJS.ReadStream,
+    stdout: stdout as unknown as NodeJS.WriteStream,
+  });
+  return { type: (line) => stdin.write(`${line}\n`), seen: () => seen, exited };
+}
+
+async function openSandbox(workspace: string, env: string[] = []): Promise<DockerSandbox> {
+  writeFileSync(join(workspace, "victim.py"), VICTIM);
+  writeFileSync(join(workspace, "attack.py"), ATTACK);
+  return DockerSandbox.open({
+    workspace,
+    removeOnStop: true,
+    killGraceSeconds: 1,
+    ...(env.length > 0 ? { devcontainer: { file: "devcontainer.json", env, ignored: [] } } : {}),
+  });
+}
+
+/** Polls (through exec calls) until `path` in the sandbox holds `text`; returns its content. */
+async function waitForText(sandbox: DockerSandbox, path: string, text: string): Promise<string> {
+  for (let i = 0; i < 600; i++) {
+    const r = await sandbox.exec(`cat ${path} 2>/dev/null; true`);
+    if (r.stdout.includes(text)) return r.stdout;
+    await sleep(100);
+  }
+  throw new Error(`${path} never held '${text}'`);
+}
+
+/** The attacker's log says it tried every way on `count` victims, and none of them worked. */
+function expectAllRefused(log: string, count: number): void {
+  expect(log).not.toContain("REACHED");
+  expect(log).not.toContain("forged");
+  expect(log).not.toContain("Traceback");
+  for (const way of TRIES) {
+    expect(log.split("\n").filter((line) => line.startsWith(`${way} `) && line.includes(" refused "))).toHaveLength(
+      count,
+    );
+  }
+}
+
+const REAL_ANSWER = { stdout: "real-output-of-the-call!\n", exitCode: 7 };
+
+describe.skipIf(skipDocker)("adversarial: harness shell and the executor's commands, kept apart", { timeout: 180_000 }, () => {
+  it("a job a planted PROMPT_COMMAND starts as the shell opens cannot answer for a concurrent exec call", async () => {
+    using ws = makeWorkspace();
+    await using sandbox = await openSandbox(ws.path, [
+      "PROMPT_COMMAND=PROMPT_COMMAND=; (setsid python3 /workspace/attack.py /tmp/attack.log 2 >/dev/null 2>&1 &)",
+    ]);
+    const shell = openShell(sandbox);
+    await waitForText(sandbox, "/tmp/attack.log", "started");
+    // Two calls while the shell is open: the attacker tries each.
+    for (let i = 0; i < 2; i++) {
+      expect(await sandbox.exec("python3 /workspace/victim.py")).toMatchObject(REAL_ANSWER);
+    }
+    const log = await waitForText(sandbox, "/tmp/attack.log", "done");
+    expectAllRefused(log, 2);
+    shell.type("exit 4");
+    expect(await shell.exited).toBe(4);
+  });
+
+  it("a job started from the shell, left running after it, cannot answer for later exec calls", async () => {
+    using ws = makeWorkspace();
+    await using sandbox = await openSandbox(ws.path);
+    const shell = openShell(sandbox);
+    shell.type("(setsid python3 /workspace/attack.py /tmp/attack.log 1 >/dev/null 2>&1 &); exit 0");
+    expect(await shell.exited).toBe(0);
+    await waitForText(sandbox, "/tmp/attack.log", "started");
+    expect(await sandbox.exec("python3 /workspace/victim.py")).toMatchObject(REAL_ANSWER);
+    expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);
+  });
+
+  it("an exec call's job cannot answer for a process running in the shell", async () => {
+    using ws = makeWorkspace();
+    await using sandbox = await openSandbox(ws.path);
+    await sandbox.exec("(setsid python3 /workspace/attack.py /tmp/attack.log 1 >/dev/null 2>&1 &)");
+    await waitForText(sandbox, "/tmp/attack.log", "started");
+    const shell = openShell(sandbox);
+    shell.type('python3 /workspace/victim.py > /tmp/victim.out; echo "code=$?" >> /tmp/victim.out; exit 5');
+    expect(await shell.exited).toBe(5);
+    expect((await sandbox.exec("cat /tmp/victim.out")).stdout).toBe("real-output-of-the-call!\ncode=7\n");
+    expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);
+  });
+});

@@ -14,9 +14,11 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { skipDocker } from "../../support/docker-available.js";
+import { openTestSandbox, skipKubernetes } from "../../support/kubernetes-available.js";
+import { podman, podmanSandboxImage, skipPodman } from "../../support/podman-available.js";
 import { makeWorkspace } from "../../support/workspace.js";
 
 /** Its answer: exit code 7 and this line, unless something rewrote its memory. */
@@ -119,7 +121,10 @@ interface Shell {
   exited: Promise<number>;
 }
 
-function openShell(sandbox: DockerSandbox): Shell {
+/** What the tests need of a sandbox: its commands, its shell, where the workspace is. */
+type ShellSandbox = Pick<DockerSandbox, "exec" | "shell" | "workdir" | "stop">;
+
+function openShell(sandbox: ShellSandbox): Shell {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
   let seen = "";
@@ -133,19 +138,8 @@ function openShell(sandbox: DockerSandbox): Shell {
   return { type: (line) => stdin.write(`${line}\n`), seen: () => seen, exited };
 }
 
-async function openSandbox(workspace: string, env: string[] = []): Promise<DockerSandbox> {
-  writeFileSync(join(workspace, "victim.py"), VICTIM);
-  writeFileSync(join(workspace, "attack.py"), ATTACK);
-  return DockerSandbox.open({
-    workspace,
-    removeOnStop: true,
-    killGraceSeconds: 1,
-    ...(env.length > 0 ? { devcontainer: { file: "devcontainer.json", env, ignored: [] } } : {}),
-  });
-}
-
 /** Polls (through exec calls) until `path` in the sandbox holds `text`; returns its content. */
-async function waitForText(sandbox: DockerSandbox, path: string, text: string): Promise<string> {
+async function waitForText(sandbox: ShellSandbox, path: string, text: string): Promise<string> {
   for (let i = 0; i < 600; i++) {
     const r = await sandbox.exec(`cat ${path} 2>/dev/null; true`);
     if (r.stdout.includes(text)) return r.stdout;
@@ -160,52 +154,137 @@ function expectAllRefused(log: string, count: number): void {
   expect(log).not.toContain("forged");
   expect(log).not.toContain("Traceback");
   for (const way of TRIES) {
-    expect(log.split("\n").filter((line) => line.startsWith(`${way} `) && line.includes(" refused "))).toHaveLength(
-      count,
-    );
+    expect(
+      log.split("\n").filter((line) => line.startsWith(`${way} `) && line.includes(" refused ")),
+    ).toHaveLength(count);
   }
 }
 
 const REAL_ANSWER = { stdout: "real-output-of-the-call!\n", exitCode: 7 };
 
-describe.skipIf(skipDocker)("adversarial: harness shell and the executor's commands, kept apart", { timeout: 180_000 }, () => {
-  it("a job a planted PROMPT_COMMAND starts as the shell opens cannot answer for a concurrent exec call", async () => {
-    using ws = makeWorkspace();
-    await using sandbox = await openSandbox(ws.path, [
-      "PROMPT_COMMAND=PROMPT_COMMAND=; (setsid python3 /workspace/attack.py /tmp/attack.log 2 >/dev/null 2>&1 &)",
-    ]);
-    const shell = openShell(sandbox);
-    await waitForText(sandbox, "/tmp/attack.log", "started");
-    // Two calls while the shell is open: the attacker tries each.
-    for (let i = 0; i < 2; i++) {
-      expect(await sandbox.exec("python3 /workspace/victim.py")).toMatchObject(REAL_ANSWER);
-    }
-    const log = await waitForText(sandbox, "/tmp/attack.log", "done");
-    expectAllRefused(log, 2);
-    shell.type("exit 4");
-    expect(await shell.exited).toBe(4);
-  });
+interface Engine {
+  name: string;
+  skip: boolean;
+  /** Prepares the engine (its image), once. */
+  prepare?: () => Promise<void>;
+  /** A sandbox of `workspace`; `env`, devcontainer.json's environment, where the engine takes one. */
+  open(workspace: string, env?: string[]): Promise<ShellSandbox>;
+  devcontainer: boolean;
+}
 
-  it("a job started from the shell, left running after it, cannot answer for later exec calls", async () => {
-    using ws = makeWorkspace();
-    await using sandbox = await openSandbox(ws.path);
-    const shell = openShell(sandbox);
-    shell.type("(setsid python3 /workspace/attack.py /tmp/attack.log 1 >/dev/null 2>&1 &); exit 0");
-    expect(await shell.exited).toBe(0);
-    await waitForText(sandbox, "/tmp/attack.log", "started");
-    expect(await sandbox.exec("python3 /workspace/victim.py")).toMatchObject(REAL_ANSWER);
-    expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);
-  });
+let podmanImage = "";
+const engines: Engine[] = [
+  {
+    name: "Docker",
+    skip: skipDocker,
+    devcontainer: true,
+    open: (workspace, env = []) =>
+      DockerSandbox.open({
+        workspace,
+        removeOnStop: true,
+        killGraceSeconds: 1,
+        ...(env.length > 0 ? { devcontainer: { file: "devcontainer.json", env, ignored: [] } } : {}),
+      }),
+  },
+  {
+    name: "Podman",
+    skip: skipPodman,
+    devcontainer: true,
+    prepare: async () => {
+      podmanImage = await podmanSandboxImage(podman as NonNullable<typeof podman>);
+    },
+    open: (workspace, env = []) =>
+      DockerSandbox.open({
+        workspace,
+        docker: podman as NonNullable<typeof podman>,
+        image: podmanImage,
+        removeOnStop: true,
+        killGraceSeconds: 1,
+        ...(env.length > 0 ? { devcontainer: { file: "devcontainer.json", env, ignored: [] } } : {}),
+      }),
+  },
+  {
+    name: "Kubernetes",
+    skip: skipKubernetes,
+    devcontainer: false,
+    open: (workspace) => openTestSandbox(workspace),
+  },
+];
 
-  it("an exec call's job cannot answer for a process running in the shell", async () => {
-    using ws = makeWorkspace();
-    await using sandbox = await openSandbox(ws.path);
-    await sandbox.exec("(setsid python3 /workspace/attack.py /tmp/attack.log 1 >/dev/null 2>&1 &)");
-    await waitForText(sandbox, "/tmp/attack.log", "started");
-    const shell = openShell(sandbox);
-    shell.type('python3 /workspace/victim.py > /tmp/victim.out; echo "code=$?" >> /tmp/victim.out; exit 5');
-    expect(await shell.exited).toBe(5);
-    expect((await sandbox.exec("cat /tmp/victim.out")).stdout).toBe("real-output-of-the-call!\ncode=7\n");
-    expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);
-  });
-});
+describe.each(engines)(
+  "adversarial: harness shell and the executor's commands kept apart ($name)",
+  (engine) => {
+    describe.skipIf(engine.skip)(engine.name, () => {
+      beforeAll(async () => {
+        await engine.prepare?.();
+      }, 900_000);
+
+      async function open(workspace: string, env?: string[]): Promise<ShellSandbox> {
+        writeFileSync(join(workspace, "victim.py"), VICTIM);
+        writeFileSync(join(workspace, "attack.py"), ATTACK);
+        return engine.open(workspace, env);
+      }
+
+      // --devcontainer is refused on Kubernetes: no test there rather than one always skipped.
+      if (engine.devcontainer)
+        it("a job a planted PROMPT_COMMAND starts as the shell opens cannot answer for a concurrent exec call", {
+          timeout: 180_000,
+        }, async () => {
+          using ws = makeWorkspace();
+          const sandbox = await open(ws.path, [
+            "PROMPT_COMMAND=PROMPT_COMMAND=; (setsid python3 attack.py /tmp/attack.log 2 >/dev/null 2>&1 &)",
+          ]);
+          try {
+            const shell = openShell(sandbox);
+            await waitForText(sandbox, "/tmp/attack.log", "started");
+            // Two calls while the shell is open: the attacker tries each.
+            for (let i = 0; i < 2; i++) {
+              expect(await sandbox.exec(`python3 ${sandbox.workdir}/victim.py`)).toMatchObject(REAL_ANSWER);
+            }
+            expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 2);
+            shell.type("exit 4");
+            expect(await shell.exited).toBe(4);
+          } finally {
+            await sandbox.stop();
+          }
+        });
+
+      it("a job started from the shell, left running after it, cannot answer for later exec calls", {
+        timeout: 180_000,
+      }, async () => {
+        using ws = makeWorkspace();
+        const sandbox = await open(ws.path);
+        try {
+          const shell = openShell(sandbox);
+          shell.type("(setsid python3 attack.py /tmp/attack.log 1 >/dev/null 2>&1 &); exit 0");
+          expect(await shell.exited).toBe(0);
+          await waitForText(sandbox, "/tmp/attack.log", "started");
+          expect(await sandbox.exec(`python3 ${sandbox.workdir}/victim.py`)).toMatchObject(REAL_ANSWER);
+          expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);
+        } finally {
+          await sandbox.stop();
+        }
+      });
+
+      it("an exec call's job cannot answer for a process running in the shell", {
+        timeout: 180_000,
+      }, async () => {
+        using ws = makeWorkspace();
+        const sandbox = await open(ws.path);
+        try {
+          await sandbox.exec("(setsid python3 attack.py /tmp/attack.log 1 >/dev/null 2>&1 &)");
+          await waitForText(sandbox, "/tmp/attack.log", "started");
+          const shell = openShell(sandbox);
+          shell.type('python3 victim.py > /tmp/victim.out; echo "code=$?" >> /tmp/victim.out; exit 5');
+          expect(await shell.exited).toBe(5);
+          expect((await sandbox.exec("cat /tmp/victim.out")).stdout).toBe(
+            "real-output-of-the-call!\ncode=7\n",
+          );
+          expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);
+        } finally {
+          await sandbox.stop();
+        }
+      });
+    });
+  },
+);

@@ -16,10 +16,12 @@ import { PassThrough } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
+import { NO_DOMAIN_NOTICE } from "../../../src/sandbox/docker/interactive-shell.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { openTestSandbox, skipKubernetes } from "../../support/kubernetes-available.js";
 import { podman, podmanSandboxImage, skipPodman } from "../../support/podman-available.js";
 import { makeWorkspace } from "../../support/workspace.js";
+import { imageWithoutPython } from "../egress-fixture.js";
 
 /** Its answer: exit code 7 and this line, unless something rewrote its memory. */
 const VICTIM = String.raw`
@@ -285,6 +287,27 @@ describe.each(engines)(
           await sandbox.stop();
         }
       });
+    });
+  },
+);
+
+describe.skipIf(skipDocker)(
+  "adversarial: harness shell in an image without python3",
+  { timeout: 180_000 },
+  () => {
+    it("starts without a domain of its own and says so in the terminal, with the environment and exit code as ever", async () => {
+      using ws = makeWorkspace();
+      await using sandbox = await DockerSandbox.open({
+        workspace: ws.path,
+        removeOnStop: true,
+        image: await imageWithoutPython(),
+        devcontainer: { file: "devcontainer.json", env: ["GREETING=from-devcontainer"], ignored: [] },
+      });
+      const shell = openShell(sandbox);
+      shell.type('echo "[$GREETING]"; exit 6');
+      expect(await shell.exited).toBe(6);
+      expect(shell.seen()).toContain(NO_DOMAIN_NOTICE);
+      expect(shell.seen()).toContain("[from-devcontainer]");
     });
   },
 );

@@ -12,7 +12,6 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
@@ -20,6 +19,7 @@ import { NO_DOMAIN_NOTICE } from "../../../src/sandbox/docker/interactive-shell.
 import { skipDocker } from "../../support/docker-available.js";
 import { openTestSandbox, skipKubernetes } from "../../support/kubernetes-available.js";
 import { podman, podmanSandboxImage, skipPodman } from "../../support/podman-available.js";
+import { driveShell } from "../../support/shell-driver.js";
 import { makeWorkspace } from "../../support/workspace.js";
 import { imageWithoutPython } from "../egress-fixture.js";
 
@@ -114,31 +114,8 @@ log.write("done\n")
 /** Each way in the attacker tried, for each victim it found. */
 const TRIES = ["ptrace", "process_vm_writev", "mem"];
 
-interface Shell {
-  /** Types a line into the shell. */
-  type(line: string): void;
-  /** Everything the terminal showed so far. */
-  seen(): string;
-  /** Resolves with the shell's exit code. */
-  exited: Promise<number>;
-}
-
 /** What the tests need of a sandbox: its commands, its shell, where the workspace is. */
 type ShellSandbox = Pick<DockerSandbox, "exec" | "shell" | "workdir" | "stop">;
-
-function openShell(sandbox: ShellSandbox): Shell {
-  const stdin = new PassThrough();
-  const stdout = new PassThrough();
-  let seen = "";
-  stdout.on("data", (chunk: Buffer) => {
-    seen += chunk.toString();
-  });
-  const exited = sandbox.shell({
-    stdin: stdin as unknown as NodeJS.ReadStream,
-    stdout: stdout as unknown as NodeJS.WriteStream,
-  });
-  return { type: (line) => stdin.write(`${line}\n`), seen: () => seen, exited };
-}
 
 /** Polls (through exec calls) until `path` in the sandbox holds `text`; returns its content. */
 async function waitForText(sandbox: ShellSandbox, path: string, text: string): Promise<string> {
@@ -237,7 +214,7 @@ describe.each(engines)(
             "PROMPT_COMMAND=PROMPT_COMMAND=; (setsid python3 attack.py /tmp/attack.log 2 >/dev/null 2>&1 &)",
           ]);
           try {
-            const shell = openShell(sandbox);
+            const shell = driveShell(sandbox);
             await waitForText(sandbox, "/tmp/attack.log", "started");
             // Two calls while the shell is open: the attacker tries each.
             for (let i = 0; i < 2; i++) {
@@ -257,7 +234,7 @@ describe.each(engines)(
         using ws = makeWorkspace();
         const sandbox = await open(ws.path);
         try {
-          const shell = openShell(sandbox);
+          const shell = driveShell(sandbox);
           shell.type("(setsid python3 attack.py /tmp/attack.log 1 >/dev/null 2>&1 &); exit 0");
           expect(await shell.exited).toBe(0);
           await waitForText(sandbox, "/tmp/attack.log", "started");
@@ -276,7 +253,7 @@ describe.each(engines)(
         try {
           await sandbox.exec("(setsid python3 attack.py /tmp/attack.log 1 >/dev/null 2>&1 &)");
           await waitForText(sandbox, "/tmp/attack.log", "started");
-          const shell = openShell(sandbox);
+          const shell = driveShell(sandbox);
           shell.type('python3 victim.py > /tmp/victim.out; echo "code=$?" >> /tmp/victim.out; exit 5');
           expect(await shell.exited).toBe(5);
           expect((await sandbox.exec("cat /tmp/victim.out")).stdout).toBe(
@@ -303,7 +280,7 @@ describe.skipIf(skipDocker)(
         image: await imageWithoutPython(),
         devcontainer: { file: "devcontainer.json", env: ["GREETING=from-devcontainer"], ignored: [] },
       });
-      const shell = openShell(sandbox);
+      const shell = driveShell(sandbox);
       shell.type('echo "[$GREETING]"; exit 6');
       expect(await shell.exited).toBe(6);
       expect(shell.seen()).toContain(NO_DOMAIN_NOTICE);

@@ -7,16 +7,22 @@
  *
  * The attacker tries, against every process running victim.py once it is ready: ptrace attach, opening
  * /proc/PID/mem for writing (then rewriting the victim's answer in its memory), process_vm_writev,
- * and `strace -p`/`gdb -p` where the image has them. The victim waits until it has been tried,
- * then prints its answer and exits with the code its memory holds.
+ * and `strace -p`/`gdb -p` where the image has them (harness's image has neither). The victim waits
+ * until it has been tried, then prints its answer and exits with the code its memory holds.
+ *
+ * On Docker, Podman and Kubernetes the shell has its Landlock domain; under gVisor, which has no
+ * Landlock, the shell says so, and gVisor's own rules refuse the same ways in (ptrace only by an
+ * ancestor, /proc/PID/mem likewise, process_vm_writev not implemented: ENOSYS).
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import Docker from "dockerode";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
+import { runtimeProblem } from "../../../src/sandbox/docker/engine/runtime-check.js";
 import { NO_DOMAIN_NOTICE } from "../../../src/sandbox/docker/interactive-shell.js";
-import { skipDocker } from "../../support/docker-available.js";
+import { dockerRequired, skipDocker } from "../../support/docker-available.js";
 import { openTestSandbox, skipKubernetes } from "../../support/kubernetes-available.js";
 import { podman, podmanSandboxImage, skipPodman } from "../../support/podman-available.js";
 import { driveShell } from "../../support/shell-driver.js";
@@ -70,7 +76,7 @@ while time.time() < end and len(done) < int(sys.argv[2]):
             log.write("ptrace %d refused %d\n" % (pid, ctypes.get_errno()))
         local = iovec(ctypes.cast(ctypes.create_string_buffer(1), ctypes.c_void_p), 1)
         remote = iovec(0, 1)
-        if libc.process_vm_writev(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) >= 0 or ctypes.get_errno() not in (1, 13):
+        if libc.process_vm_writev(pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) >= 0 or ctypes.get_errno() not in (1, 13, 38):
             log.write("process_vm_writev %d REACHED %d\n" % (pid, ctypes.get_errno()))
         else:
             log.write("process_vm_writev %d refused %d\n" % (pid, ctypes.get_errno()))
@@ -149,14 +155,30 @@ interface Engine {
   /** A sandbox of `workspace`; `env`, devcontainer.json's environment, where the engine takes one. */
   open(workspace: string, env?: string[]): Promise<ShellSandbox>;
   devcontainer: boolean;
+  /** Whether the shell gets its domain there (else it says it has none). */
+  landlock: boolean;
 }
 
 let podmanImage = "";
+/** Whether Docker has gVisor registered as "runsc" (as conformance-runsc.test.ts asks; CI has it). */
+async function runscProblem(): Promise<string | undefined> {
+  if (skipDocker) return "no Docker engine";
+  const info = (await new Docker().info()) as {
+    Runtimes?: Record<string, { path?: string; runtimeArgs?: string[] }>;
+  };
+  return runtimeProblem("runsc", "none", info.Runtimes ?? {});
+}
+const runscMissing = await runscProblem();
+if (runscMissing !== undefined && dockerRequired()) {
+  throw new Error(`gVisor is required in CI (run scripts/ensure-runsc.sh): ${runscMissing}`);
+}
+
 const engines: Engine[] = [
   {
     name: "Docker",
     skip: skipDocker,
     devcontainer: true,
+    landlock: true,
     open: (workspace, env = []) =>
       DockerSandbox.open({
         workspace,
@@ -169,6 +191,7 @@ const engines: Engine[] = [
     name: "Podman",
     skip: skipPodman,
     devcontainer: true,
+    landlock: true,
     prepare: async () => {
       podmanImage = await podmanSandboxImage(podman as NonNullable<typeof podman>);
     },
@@ -183,9 +206,26 @@ const engines: Engine[] = [
       }),
   },
   {
+    // No Landlock in gVisor: the shell says so, and gVisor itself refuses the ways in (ptrace only
+    // by an ancestor, no process_vm_writev at all).
+    name: "gVisor",
+    skip: runscMissing !== undefined,
+    devcontainer: true,
+    landlock: false,
+    open: (workspace, env = []) =>
+      DockerSandbox.open({
+        workspace,
+        removeOnStop: true,
+        runtime: "runsc",
+        killGraceSeconds: 1,
+        ...(env.length > 0 ? { devcontainer: { file: "devcontainer.json", env, ignored: [] } } : {}),
+      }),
+  },
+  {
     name: "Kubernetes",
     skip: skipKubernetes,
     devcontainer: false,
+    landlock: true,
     open: (workspace) => openTestSandbox(workspace),
   },
 ];
@@ -237,6 +277,8 @@ describe.each(engines)(
           const shell = driveShell(sandbox);
           shell.type("(setsid python3 attack.py /tmp/attack.log 1 >/dev/null 2>&1 &); exit 0");
           expect(await shell.exited).toBe(0);
+          // The line own-domain.py writes where it has no domain to enter, and only there.
+          expect(/has no Landlock/.test(shell.seen())).toBe(!engine.landlock);
           await waitForText(sandbox, "/tmp/attack.log", "started");
           expect(await sandbox.exec(`python3 ${sandbox.workdir}/victim.py`)).toMatchObject(REAL_ANSWER);
           expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);

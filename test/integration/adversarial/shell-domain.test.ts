@@ -14,7 +14,7 @@
  * Landlock, the shell says so, and gVisor's own rules refuse the same ways in (ptrace only by an
  * ancestor, /proc/PID/mem likewise, process_vm_writev not implemented: ENOSYS).
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import Docker from "dockerode";
@@ -25,8 +25,10 @@ import { NO_DOMAIN_NOTICE } from "../../../src/sandbox/docker/interactive-shell.
 import { dockerRequired, skipDocker } from "../../support/docker-available.js";
 import { openTestSandbox, skipKubernetes } from "../../support/kubernetes-available.js";
 import { podman, podmanSandboxImage, skipPodman } from "../../support/podman-available.js";
+import { runCli, spawnCli } from "../../support/run-cli.js";
 import { driveShell } from "../../support/shell-driver.js";
 import { makeWorkspace } from "../../support/workspace.js";
+import { removesContainerOf } from "../../support/workspace-container.js";
 import { imageWithoutPython } from "../egress-fixture.js";
 
 /** Its answer: exit code 7 and this line, unless something rewrote its memory. */
@@ -327,6 +329,57 @@ describe.skipIf(skipDocker)(
       expect(await shell.exited).toBe(6);
       expect(shell.seen()).toContain(NO_DOMAIN_NOTICE);
       expect(shell.seen()).toContain("[from-devcontainer]");
+    });
+  },
+);
+
+describe.skipIf(skipDocker)(
+  "adversarial: the finding as reported, through the CLI",
+  { timeout: 300_000 },
+  () => {
+    it("harness shell --devcontainer whose PROMPT_COMMAND starts the attacker, harness exec beside it: the call answers for itself", async () => {
+      using ws = makeWorkspace();
+      await using _container = removesContainerOf(ws.path);
+      writeFileSync(join(ws.path, "victim.py"), VICTIM);
+      writeFileSync(join(ws.path, "attack.py"), ATTACK);
+      const base = (await runCli(["image"])).stdout.trim().split("\n").pop() ?? "";
+      writeFileSync(
+        join(ws.path, ".devcontainer.json"),
+        JSON.stringify({
+          image: base,
+          containerEnv: {
+            PROMPT_COMMAND: "PROMPT_COMMAND=; (setsid python3 attack.py attack.log 1 >/dev/null 2>&1 &)",
+          },
+        }),
+      );
+      const log = join(ws.path, "attack.log");
+      const logHas = async (text: string) => {
+        for (let i = 0; i < 1200 && !(existsSync(log) && readFileSync(log, "utf8").includes(text)); i++) {
+          await sleep(100);
+        }
+        return existsSync(log) ? readFileSync(log, "utf8") : "";
+      };
+      const shell = spawnCli(["shell", "--workspace", ws.path, "--devcontainer"], {
+        terminal: true,
+        keepStdin: true,
+        timeoutMs: 240_000,
+      });
+      expect(await logHas("started"), shell.stdout()).toContain("started");
+      const call = await runCli([
+        "exec",
+        "--workspace",
+        ws.path,
+        "--devcontainer",
+        "--",
+        "python3 victim.py",
+      ]);
+      expect({ stdout: call.stdout, code: call.code }).toEqual({
+        stdout: "real-output-of-the-call!\n",
+        code: 7,
+      });
+      expectAllRefused(await logHas("done"), 1);
+      shell.child.stdin.write("exit 3\n");
+      expect((await shell.done).code).toBe(3);
     });
   },
 );

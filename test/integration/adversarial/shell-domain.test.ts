@@ -17,15 +17,14 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import Docker from "dockerode";
 import { beforeAll, describe, expect, it } from "vitest";
-import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
-import { runtimeProblem } from "../../../src/sandbox/docker/engine/runtime-check.js";
+import { DockerSandbox, type DockerSandboxOptions } from "../../../src/sandbox/docker/docker-sandbox.js";
 import { NO_DOMAIN_NOTICE } from "../../../src/sandbox/docker/interactive-shell.js";
-import { dockerRequired, skipDocker } from "../../support/docker-available.js";
+import { skipDocker } from "../../support/docker-available.js";
 import { openTestSandbox, skipKubernetes } from "../../support/kubernetes-available.js";
 import { podman, podmanSandboxImage, skipPodman } from "../../support/podman-available.js";
 import { runCli, spawnCli } from "../../support/run-cli.js";
+import { runscMissing } from "../../support/runsc-available.js";
 import { driveShell } from "../../support/shell-driver.js";
 import { makeWorkspace } from "../../support/workspace.js";
 import { removesContainerOf } from "../../support/workspace-container.js";
@@ -123,7 +122,7 @@ log.write("done\n")
 const TRIES = ["ptrace", "process_vm_writev", "mem"];
 
 /** What the tests need of a sandbox: its commands, its shell, where the workspace is. */
-type ShellSandbox = Pick<DockerSandbox, "exec" | "shell" | "workdir" | "stop">;
+type ShellSandbox = Pick<DockerSandbox, "exec" | "shell" | "workdir"> & AsyncDisposable;
 
 /** Polls (through exec calls) until `path` in the sandbox holds `text`; returns its content. */
 async function waitForText(sandbox: ShellSandbox, path: string, text: string): Promise<string> {
@@ -161,34 +160,21 @@ interface Engine {
   landlock: boolean;
 }
 
-let podmanImage = "";
-/** Whether Docker has gVisor registered as "runsc" (as conformance-runsc.test.ts asks; CI has it). */
-async function runscProblem(): Promise<string | undefined> {
-  if (skipDocker) return "no Docker engine";
-  const info = (await new Docker().info()) as {
-    Runtimes?: Record<string, { path?: string; runtimeArgs?: string[] }>;
-  };
-  return runtimeProblem("runsc", "none", info.Runtimes ?? {});
-}
-const runscMissing = await runscProblem();
-if (runscMissing !== undefined && dockerRequired()) {
-  throw new Error(`gVisor is required in CI (run scripts/ensure-runsc.sh): ${runscMissing}`);
+/** A sandbox on a Docker-API engine, with devcontainer.json's `env` where given. */
+function onDockerApi(extra: () => Partial<DockerSandboxOptions>): Engine["open"] {
+  return (workspace, env = []) =>
+    DockerSandbox.open({
+      workspace,
+      removeOnStop: true,
+      killGraceSeconds: 1,
+      ...extra(),
+      ...(env.length > 0 ? { devcontainer: { file: "devcontainer.json", env, ignored: [] } } : {}),
+    });
 }
 
+let podmanImage = "";
 const engines: Engine[] = [
-  {
-    name: "Docker",
-    skip: skipDocker,
-    devcontainer: true,
-    landlock: true,
-    open: (workspace, env = []) =>
-      DockerSandbox.open({
-        workspace,
-        removeOnStop: true,
-        killGraceSeconds: 1,
-        ...(env.length > 0 ? { devcontainer: { file: "devcontainer.json", env, ignored: [] } } : {}),
-      }),
-  },
+  { name: "Docker", skip: skipDocker, devcontainer: true, landlock: true, open: onDockerApi(() => ({})) },
   {
     name: "Podman",
     skip: skipPodman,
@@ -197,15 +183,7 @@ const engines: Engine[] = [
     prepare: async () => {
       podmanImage = await podmanSandboxImage(podman as NonNullable<typeof podman>);
     },
-    open: (workspace, env = []) =>
-      DockerSandbox.open({
-        workspace,
-        docker: podman as NonNullable<typeof podman>,
-        image: podmanImage,
-        removeOnStop: true,
-        killGraceSeconds: 1,
-        ...(env.length > 0 ? { devcontainer: { file: "devcontainer.json", env, ignored: [] } } : {}),
-      }),
+    open: onDockerApi(() => ({ docker: podman as NonNullable<typeof podman>, image: podmanImage })),
   },
   {
     // No Landlock in gVisor: the shell says so, and gVisor itself refuses the ways in (ptrace only
@@ -214,14 +192,7 @@ const engines: Engine[] = [
     skip: runscMissing !== undefined,
     devcontainer: true,
     landlock: false,
-    open: (workspace, env = []) =>
-      DockerSandbox.open({
-        workspace,
-        removeOnStop: true,
-        runtime: "runsc",
-        killGraceSeconds: 1,
-        ...(env.length > 0 ? { devcontainer: { file: "devcontainer.json", env, ignored: [] } } : {}),
-      }),
+    open: onDockerApi(() => ({ runtime: "runsc" })),
   },
   {
     name: "Kubernetes",
@@ -252,61 +223,47 @@ describe.each(engines)(
           timeout: 180_000,
         }, async () => {
           using ws = makeWorkspace();
-          const sandbox = await open(ws.path, [
+          await using sandbox = await open(ws.path, [
             "PROMPT_COMMAND=PROMPT_COMMAND=; (setsid python3 attack.py /tmp/attack.log 2 >/dev/null 2>&1 &)",
           ]);
-          try {
-            const shell = driveShell(sandbox);
-            await waitForText(sandbox, "/tmp/attack.log", "started");
-            // Two calls while the shell is open: the attacker tries each.
-            for (let i = 0; i < 2; i++) {
-              expect(await sandbox.exec(`python3 ${sandbox.workdir}/victim.py`)).toMatchObject(REAL_ANSWER);
-            }
-            expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 2);
-            shell.type("exit 4");
-            expect(await shell.exited).toBe(4);
-          } finally {
-            await sandbox.stop();
+          const shell = driveShell(sandbox);
+          await waitForText(sandbox, "/tmp/attack.log", "started");
+          // Two calls while the shell is open: the attacker tries each.
+          for (let i = 0; i < 2; i++) {
+            expect(await sandbox.exec(`python3 ${sandbox.workdir}/victim.py`)).toMatchObject(REAL_ANSWER);
           }
+          expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 2);
+          shell.type("exit 4");
+          expect(await shell.exited).toBe(4);
         });
 
       it("a job started from the shell, left running after it, cannot answer for later exec calls", {
         timeout: 180_000,
       }, async () => {
         using ws = makeWorkspace();
-        const sandbox = await open(ws.path);
-        try {
-          const shell = driveShell(sandbox);
-          shell.type("(setsid python3 attack.py /tmp/attack.log 1 >/dev/null 2>&1 &); exit 0");
-          expect(await shell.exited).toBe(0);
-          // The line own-domain.py writes where it has no domain to enter, and only there.
-          expect(/has no Landlock/.test(shell.seen())).toBe(!engine.landlock);
-          await waitForText(sandbox, "/tmp/attack.log", "started");
-          expect(await sandbox.exec(`python3 ${sandbox.workdir}/victim.py`)).toMatchObject(REAL_ANSWER);
-          expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);
-        } finally {
-          await sandbox.stop();
-        }
+        await using sandbox = await open(ws.path);
+        const shell = driveShell(sandbox);
+        shell.type("(setsid python3 attack.py /tmp/attack.log 1 >/dev/null 2>&1 &); exit 0");
+        expect(await shell.exited).toBe(0);
+        // The line own-domain.py writes where it has no domain to enter, and only there.
+        expect(/has no Landlock/.test(shell.seen())).toBe(!engine.landlock);
+        await waitForText(sandbox, "/tmp/attack.log", "started");
+        expect(await sandbox.exec(`python3 ${sandbox.workdir}/victim.py`)).toMatchObject(REAL_ANSWER);
+        expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);
       });
 
       it("an exec call's job cannot answer for a process running in the shell", {
         timeout: 180_000,
       }, async () => {
         using ws = makeWorkspace();
-        const sandbox = await open(ws.path);
-        try {
-          await sandbox.exec("(setsid python3 attack.py /tmp/attack.log 1 >/dev/null 2>&1 &)");
-          await waitForText(sandbox, "/tmp/attack.log", "started");
-          const shell = driveShell(sandbox);
-          shell.type('python3 victim.py > /tmp/victim.out; echo "code=$?" >> /tmp/victim.out; exit 5');
-          expect(await shell.exited).toBe(5);
-          expect((await sandbox.exec("cat /tmp/victim.out")).stdout).toBe(
-            "real-output-of-the-call!\ncode=7\n",
-          );
-          expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);
-        } finally {
-          await sandbox.stop();
-        }
+        await using sandbox = await open(ws.path);
+        await sandbox.exec("(setsid python3 attack.py /tmp/attack.log 1 >/dev/null 2>&1 &)");
+        await waitForText(sandbox, "/tmp/attack.log", "started");
+        const shell = driveShell(sandbox);
+        shell.type('python3 victim.py > /tmp/victim.out; echo "code=$?" >> /tmp/victim.out; exit 5');
+        expect(await shell.exited).toBe(5);
+        expect((await sandbox.exec("cat /tmp/victim.out")).stdout).toBe("real-output-of-the-call!\ncode=7\n");
+        expectAllRefused(await waitForText(sandbox, "/tmp/attack.log", "done"), 1);
       });
     });
   },

@@ -26,8 +26,10 @@ for d in /etc/terminfo /lib/terminfo /usr/share/terminfo /usr/lib/terminfo; do
 done
 if command -v bash >/dev/null 2>&1; then exec bash --norc -i; else exec sh -i; fi`;
 
-/** harness's own variables for the shell, after the caller's so that they win. */
-// The sandbox uid has no passwd entry; a fixed prompt avoids bash's "I have no name!".
+/**
+ * harness's own variables for the shell, after the caller's so that they win. The sandbox uid has no
+ * passwd entry; a fixed prompt avoids bash's "I have no name!".
+ */
 const SHELL_ENV = ["TERM=xterm-256color", "PS1=sandbox:\\w\\$ ", "INPUTRC=/etc/inputrc"];
 
 /**

@@ -83,8 +83,10 @@ def start_in_own_domain(args):
     """args: KEY=value entries, `--`, then the program and its arguments. Never returns."""
     cut = args.index("--")
     if not enter_own_domain(landlock_ruleset()):
+        why = "this kernel or runtime has no Landlock" if libc is not None else "python3 here has no ctypes"
         sys.stderr.write(
-            "harness shell: this kernel or runtime has no Landlock, so this shell is not kept apart from harness's commands by a domain of its own (docs/security.md)\n"
+            "harness shell: %s, so this shell is not kept apart from harness's commands by a domain of its own (docs/security.md)\n"
+            % why
         )
     env = dict(os.environ)
     for entry in args[:cut]:

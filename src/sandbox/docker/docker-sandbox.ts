@@ -31,6 +31,7 @@ import { checkEgressNetwork, type DockerSandboxOptions } from "./docker-sandbox-
 import { RelayStartError } from "./egress/egress-relay.js";
 import { EgressSession } from "./egress/egress-session.js";
 import { runSimpleExec } from "./exec/exec-helper.js";
+import { hasPython } from "./executor/executor.js";
 import { ExecutorSlot } from "./executor/executor-slot.js";
 import { runInteractiveShell, type ShellIo } from "./interactive-shell.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation/isolation.js";
@@ -402,7 +403,18 @@ export class DockerSandbox implements Sandbox {
   async shell(io: ShellIo): Promise<number> {
     const egress = this.egressSession;
     if (egress) await egress.ensureRelay(this.container);
-    return runInteractiveShell(this.container, this.settings.user, this.workdir, io, this.commandEnv());
+    // The shell enters its Landlock domain through python3 (interactive-shell.ts); an image without
+    // one has no executor either (its commands take the per-call path), and the shell says so.
+    const python =
+      (await this.executors.running()) || (await hasPython(this.container, this.settings.user)) !== false;
+    return runInteractiveShell(
+      this.container,
+      this.settings.user,
+      this.workdir,
+      io,
+      this.commandEnv(),
+      python,
+    );
   }
 
   /**

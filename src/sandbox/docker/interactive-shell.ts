@@ -4,6 +4,7 @@
  */
 import type { Duplex } from "node:stream";
 import type Docker from "dockerode";
+import { ownDomainSource } from "../executor/executor-protocol.js";
 
 export interface ShellIo {
   stdin: NodeJS.ReadStream;
@@ -26,8 +27,45 @@ done
 if command -v bash >/dev/null 2>&1; then exec bash --norc -i; else exec sh -i; fi`;
 
 /**
+ * harness's own variables for the shell, after the caller's so that they win. The sandbox uid has no
+ * passwd entry; a fixed prompt avoids bash's "I have no name!".
+ */
+const SHELL_ENV = ["TERM=xterm-256color", "PS1=sandbox:\\w\\$ ", "INPUTRC=/etc/inputrc"];
+
+/**
+ * The shell's command, as the sandbox user: own-domain.py puts it in a Landlock domain of its own
+ * before anything else runs, so that nothing it starts can trace or write the memory of a command
+ * the executor runs beside it (each in its own domain), nor the reverse. `env` (devcontainer.json's
+ * containerEnv, allowlist mode's proxies) is given to it as arguments, set only inside the domain:
+ * a PROMPT_COMMAND or LD_PRELOAD there reaches the shell, never what enters the domain.
+ */
+export function domainShellCommand(workdir: string, env: readonly string[]): string[] {
+  return [
+    "python3",
+    "-I",
+    "-S",
+    "-c",
+    ownDomainSource(),
+    "harness-shell",
+    ...env,
+    ...SHELL_ENV,
+    "--",
+    "/bin/sh",
+    "-c",
+    SHELL_SCRIPT,
+    "sh",
+    workdir,
+  ];
+}
+
+/** Said in the terminal when the shell starts without a domain of its own (the image has no python3). */
+export const NO_DOMAIN_NOTICE =
+  "harness shell: the image has no python3, so this shell is not kept apart from harness's commands by a Landlock domain of its own (docs/security.md)";
+
+/**
  * Runs the shell until it exits; resolves with its exit code. `env`: `KEY=value` entries added to its
- * environment (allowlist mode's proxy variables).
+ * environment (devcontainer.json's, allowlist mode's proxy variables). `inDomain`: false where the
+ * image has no python3 to enter the domain with; the shell then starts without one and says so.
  */
 export async function runInteractiveShell(
   container: Docker.Container,
@@ -35,13 +73,15 @@ export async function runInteractiveShell(
   workdir: string,
   io: ShellIo,
   env: readonly string[] = [],
+  inDomain = true,
 ): Promise<number> {
   const exec = await container.exec({
-    Cmd: ["/bin/sh", "-c", SHELL_SCRIPT, "sh", workdir],
+    Cmd: inDomain
+      ? domainShellCommand(workdir, env)
+      : ["/bin/sh", "-c", `echo "${NO_DOMAIN_NOTICE}" >&2\n${SHELL_SCRIPT}`, "sh", workdir],
     User: user,
     WorkingDir: workdir,
-    // The sandbox uid has no passwd entry; a fixed prompt avoids bash's "I have no name!".
-    Env: [...env, "TERM=xterm-256color", "PS1=sandbox:\\w\\$ ", "INPUTRC=/etc/inputrc"],
+    Env: inDomain ? [] : [...env, ...SHELL_ENV],
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,

@@ -16,7 +16,7 @@ import { armKill } from "../exec/arm-kill.js";
 import type { ExecOutcome, ExecRequest } from "../exec/exec-types.js";
 import { type CallEnd, type CallStarted, ExecutorCall } from "./executor-call.js";
 import { encodeFrame, type Frame, FrameDecoder } from "./executor-frames.js";
-import { executorSource, FRAME, NO_NONCE } from "./executor-protocol.js";
+import { executorPayload, FRAME, NO_NONCE } from "./executor-protocol.js";
 
 /** How long the executor may take to say a command started before it counts as stopped or wedged. */
 const ACK_DEADLINE_MS = 10_000;
@@ -102,8 +102,7 @@ export abstract class ExecutorHost {
 
   /** Sends the program to the loader and waits for its hello; undefined when none came within `ms`. */
   protected greet(ms: number): Promise<Hello | undefined> {
-    const script = Buffer.from(executorSource(), "utf8");
-    this.send(Buffer.concat([Buffer.from(String(script.length).padStart(10, "0")), script]));
+    this.send(executorPayload());
     return this.waitHello(ms);
   }
 

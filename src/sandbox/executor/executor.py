@@ -22,7 +22,9 @@ uid: non-dumpable, so its descriptors and memory stay closed, but a command can 
 
 Each command also gets a Landlock domain of its own, where the kernel has Landlock: a process in one
 call's domain cannot ptrace, or open /proc/PID/mem of, a process in another call's domain, so a job
-one call leaves running cannot take over a later call's shell and answer for it.
+one call leaves running cannot take over a later call's shell and answer for it. The ruleset and the
+entering are own-domain.py's (`harness shell` enters one the same way), which the loader runs first
+as the module `own_domain`.
 
 The channel: the host speaks to the executor over the exec's own stdin and stdout; a command gets
 fresh pipes and /dev/null for stdin, never those, and no other descriptor (python opens every
@@ -56,36 +58,16 @@ import struct
 import sys
 import time
 
+from own_domain import enter_own_domain, landlock_ruleset, libc, prctl
+
 PR_SET_DUMPABLE = 4
 PR_GET_DUMPABLE = 3
 PR_SET_CHILD_SUBREAPER = 36
-PR_SET_NO_NEW_PRIVS = 38
-SYS_LANDLOCK_CREATE_RULESET = 444
-SYS_LANDLOCK_ADD_RULE = 445
-SYS_LANDLOCK_RESTRICT_SELF = 446
-LANDLOCK_CREATE_RULESET_VERSION = 1
-LANDLOCK_RULE_PATH_BENEATH = 1
-LANDLOCK_ACCESS_FS_EXECUTE = 1 << 0
-LANDLOCK_ACCESS_FS_REFER = 1 << 13
 
 HDR = struct.Struct(">c16sI")
 CHUNK = 65536
 HIGH = 262144
 ZERO = b"0" * 16
-
-libc = None
-try:
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-except Exception:
-    libc = None
-
-
-def prctl(option, arg):
-    return -1 if libc is None else libc.prctl(option, arg, 0, 0, 0)
-
 
 def make_undumpable():
     prctl(PR_SET_DUMPABLE, 0)
@@ -107,36 +89,6 @@ if ROOT:
     os.setresuid(0, UID, 0)
 # After the ids changed (which also resets it), never before.
 protected = make_undumpable()
-
-
-def landlock_ruleset():
-    """A ruleset that restricts nothing in practice (it handles EXECUTE and REFER and allows both
-    beneath /): what matters is the domain each command lands in. REFER must be handled and allowed:
-    a domain that does not denies every link or rename across directories (EXDEV), `mv a/f b/`
-    included, and ABI 1 (no REFER) always does, so there no domain is made. None where the kernel
-    has no usable Landlock."""
-    if libc is None:
-        return None
-    try:
-        if libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION) < 2:
-            return None
-        access = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_REFER
-        attr = ctypes.create_string_buffer(struct.pack("<Q", access), 8)
-        fd = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, attr, 8, 0)
-        if fd < 0:
-            return None
-        root = os.open("/", os.O_PATH | os.O_CLOEXEC)
-        try:
-            rule = ctypes.create_string_buffer(struct.pack("<Qi", access, root), 12)
-            if libc.syscall(SYS_LANDLOCK_ADD_RULE, fd, LANDLOCK_RULE_PATH_BENEATH, rule, 0) != 0:
-                os.close(fd)
-                return None
-        finally:
-            os.close(root)
-        os.set_inheritable(fd, False)
-        return fd
-    except Exception:
-        return None
 
 
 RULESET = landlock_ruleset()
@@ -284,12 +236,6 @@ def background():
     return max(0, len(kids) - 1)
 
 
-def enter_own_domain():
-    if RULESET is not None:
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, RULESET, 0)
-
-
 def become_command(job):
     """In a forked child: drop to the commands' uid, enter a Landlock domain of its own and exec the
     shell. job: start dir, workspace dir, command, then KEY=value entries, NUL-separated. Never returns."""
@@ -300,7 +246,7 @@ def become_command(job):
             os.setgroups([])
             os.setresgid(GID, GID, GID)
             os.setresuid(UID, UID, UID)
-        enter_own_domain()
+        enter_own_domain(RULESET)
         for d in (f[0], f[1], b"/"):
             try:
                 os.chdir(d)

@@ -1,12 +1,12 @@
 /**
  * `harness shell --engine kubernetes`: an interactive TTY shell in the pod, as the sandbox user (via
- * run-as.py), in the workspace, with the same start-up as Docker's (docker/interactive-shell.ts:
- * nothing read from the home directory the sandbox can plant fifos in). The terminal's size follows
+ * run-as.py), in the workspace, with the same start-up as Docker's (docker/interactive-shell.ts: a
+ * Landlock domain of its own first, nothing read from the home directory the sandbox can plant fifos in). The terminal's size follows
  * the user's through the exec's resize channel.
  */
 import { PassThrough } from "node:stream";
 import { Exec } from "@kubernetes/client-node";
-import { SHELL_SCRIPT, type ShellIo } from "../docker/interactive-shell.js";
+import { domainShellCommand, type ShellIo } from "../docker/interactive-shell.js";
 import { asUser } from "./api/pod-command.js";
 import type { PodTarget } from "./api/pod-exec.js";
 
@@ -18,8 +18,8 @@ export async function runPodShell(
   /** `KEY=value` entries added to its environment (allowlist mode's proxy variables). */
   extraEnv: readonly string[] = [],
 ): Promise<number> {
-  const env = [...extraEnv, "TERM=xterm-256color", "PS1=sandbox:\\w\\$ ", "INPUTRC=/etc/inputrc"];
-  const command = asUser(user, ["/usr/bin/env", ...env, "/bin/sh", "-c", SHELL_SCRIPT, "sh", workdir]);
+  // python3 is there (run-as.py needs it), so the shell always starts through own-domain.py.
+  const command = asUser(user, domainShellCommand(workdir, extraEnv));
   const input = new PassThrough();
   const wasRaw = io.stdin.isTTY ? io.stdin.isRaw : false;
   if (io.stdin.isTTY) io.stdin.setRawMode(true);

@@ -1,4 +1,3 @@
-import { PassThrough } from "node:stream";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { SandboxError } from "../../../src/errors.js";
@@ -7,6 +6,7 @@ import type { ExecResult } from "../../../src/sandbox/sandbox.js";
 import { copyOf } from "../../support/copied.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { runCli } from "../../support/run-cli.js";
+import { driveShell } from "../../support/shell-driver.js";
 import { makeWorkspace } from "../../support/workspace.js";
 import { removesContainerOf } from "../../support/workspace-container.js";
 
@@ -166,19 +166,10 @@ describe.skipIf(skipDocker)("adversarial: leftovers that could hang later calls"
     await sandbox.exec(
       "cd ~ && mkfifo .inputrc .bash_history .bash_logout && mkdir -p .config/readline && mkfifo .config/readline/inputrc",
     );
-    const stdin = new PassThrough();
-    const stdout = new PassThrough();
-    let seen = "";
-    stdout.on("data", (chunk: Buffer) => {
-      seen += chunk.toString();
-    });
-    const exited = sandbox.shell({
-      stdin: stdin as unknown as NodeJS.ReadStream,
-      stdout: stdout as unknown as NodeJS.WriteStream,
-    });
-    stdin.write("echo shell-$((6 * 7)); exit 3\n");
-    expect(await exited).toBe(3);
-    expect(seen).toContain("shell-42");
+    const shell = driveShell(sandbox);
+    shell.type("echo shell-$((6 * 7)); exit 3");
+    expect(await shell.exited).toBe(3);
+    expect(shell.seen()).toContain("shell-42");
   });
 });
 

@@ -166,7 +166,7 @@ export class Executor extends ExecutorHost {
 }
 
 /** Whether the image has python3 on the PATH; undefined when even asking failed. */
-async function hasPython(container: Docker.Container, user: string): Promise<boolean | undefined> {
+export async function hasPython(container: Docker.Container, user: string): Promise<boolean | undefined> {
   return runSimpleExec(
     container,
     ["/bin/sh", "-c", "command -v python3 >/dev/null && echo yes || echo no"],

@@ -12,7 +12,7 @@ import { encodeFrame, type Frame, FrameDecoder } from "../../../../src/sandbox/e
 import {
   EXECUTOR_LOADER,
   EXECUTOR_NAME,
-  executorSource,
+  executorPayload,
   FRAME,
   FRAME_HEADER_BYTES,
   NO_NONCE,
@@ -64,8 +64,7 @@ function startExecutor(tagVar = EXEC_TAG_VAR): Driven {
     cwd: "/",
   });
   started.push(child);
-  const source = Buffer.from(executorSource());
-  child.stdin.write(Buffer.concat([Buffer.from(String(source.length).padStart(10, "0")), source]));
+  child.stdin.write(executorPayload());
   return new Driven(child);
 }
 

@@ -9,7 +9,7 @@
  * `\!`, `\ `); unquoted trailing spaces dropped; `!` re-includes; a trailing `/` matches directories
  * only; a `/` at the start or in the middle anchors the pattern to its file's directory, otherwise it
  * matches a name at any depth below it; `*`, `?` and `[...]` (ranges, `!`/`^`, `[:alpha:]` classes)
- * never match a `/`; `**/` leading or in the middle matches any directories, `/**` at the end
+ * never match a `/`; `**/ ` leading or in the middle matches any directories, `; /**` at the end
  * everything inside; other `**` are `*`; the last matching pattern wins, deeper files before
  * shallower, then `.git/info/exclude`, then the global excludes. A directory that is ignored is not
  * entered, so nothing below it can be re-included (git's rule too).

@@ -101,7 +101,10 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
     if (content === "absent") return undefined;
     const path = rel === "" ? name : `${rel}/${name}`;
     if (content === "too large") {
-      skipped.push({ path, reason: `over ${MAX_IGNORE_FILE_BYTES / 1024} KiB: its ignore rules are not applied` });
+      skipped.push({
+        path,
+        reason: `over ${MAX_IGNORE_FILE_BYTES / 1024} KiB: its ignore rules are not applied`,
+      });
       return undefined;
     }
     return parseIgnoreFile(content, rel);
@@ -164,6 +167,7 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
     parts: string[],
     above: readonly RuleSet[],
     top: readonly RuleSet[],
+    rulesApply: boolean,
   ) => {
     const rel = parts.join("/");
     let dir: BeneathDir;
@@ -180,7 +184,7 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
       return;
     }
     let below = above;
-    if (input.gitIgnore !== undefined && names.includes(".gitignore")) {
+    if (input.gitIgnore !== undefined && rulesApply && names.includes(".gitignore")) {
       const own = rulesIn(dir, ".gitignore", rel);
       if (own !== undefined) below = [...above, own];
     }
@@ -233,7 +237,11 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
       }
     }
     // After the names of this directory: `dir` is no longer needed once its children are opened.
-    for (const name of subdirectories) await walk(beneath, [...parts, name], below, top);
+    // git never applies ignore rules inside a `.git`; the checkpoint keeps it whole, as before.
+    for (const name of subdirectories) {
+      const inGit = name === ".git" || !rulesApply;
+      await walk(beneath, [...parts, name], inGit ? [] : below, inGit ? [] : top, !inGit);
+    }
   };
 
   /** The rules that apply from the root: global excludes, then `.git/info/exclude`; `.harnessignore`. */
@@ -257,7 +265,7 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
   try {
     await withBeneath(input.root, async (beneath) => {
       const { above, top } = await rootRules(beneath).catch(() => ({ above: [], top: [] }));
-      await walk(beneath, [], above, top);
+      await walk(beneath, [], above, top, true);
     });
   } catch (error) {
     if (!(error instanceof GiveUp)) throw error;

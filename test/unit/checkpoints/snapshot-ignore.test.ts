@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BlobStore } from "../../../src/checkpoints/blob-store.js";
@@ -6,6 +6,7 @@ import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../../../src/checkpoints
 import { parseIgnoreFile } from "../../../src/checkpoints/git-ignore.js";
 import { MAX_IGNORE_FILE_BYTES } from "../../../src/checkpoints/ignore-sources.js";
 import { type Snapshot, takeSnapshot } from "../../../src/checkpoints/snapshot.js";
+import { appendStep, notCheckpointedAt, readSteps } from "../../../src/checkpoints/step-log.js";
 import { checkpointDirs } from "./checkpoints-fixture.js";
 
 const made: string[] = [];
@@ -130,5 +131,32 @@ describe("checkpoints leave out what git ignores", () => {
     const second = await snapshot(d, {}, first.manifest);
     expect(second.delta["b.txt"]).toBeNull();
     expect(second.ignored?.paths).toEqual(["b.txt"]);
+  });
+});
+
+describe("what each step did not checkpoint", () => {
+  it("is the last list named at or before the step's last line; a bad list makes steps.jsonl unreadable", () => {
+    const d = workspace({});
+    const line = (step: number, notCheckpointed?: { paths: string[] }) =>
+      appendStep(d.run, {
+        step,
+        time: "",
+        delta: {},
+        counts: { added: 0, changed: 0, removed: 0 },
+        ...(notCheckpointed === undefined ? {} : { notCheckpointed }),
+      });
+    line(0);
+    line(1, { paths: ["node_modules"] });
+    line(2);
+    line(3, { paths: [] });
+    const records = readSteps(d.run);
+    expect(notCheckpointedAt(records, 0)).toEqual({ paths: [] });
+    expect(notCheckpointedAt(records, 2)).toEqual({ paths: ["node_modules"] });
+    expect(notCheckpointedAt(records, 3)).toEqual({ paths: [] });
+    appendFileSync(
+      join(d.run, "steps.jsonl"),
+      '{"step":4,"time":"","delta":{},"counts":{},"notCheckpointed":{"paths":[1]}}\n',
+    );
+    expect(() => readSteps(d.run)).toThrow(/notCheckpointed/);
   });
 });

@@ -159,8 +159,9 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
   };
 
   /**
-   * `sets`: the ignore rules of the directories above, in rising precedence; `top`: the root's
-   * `.harnessignore`, above every `.gitignore`.
+   * `above`: the ignore rules that reach this directory, in rising precedence (global excludes,
+   * `.git/info/exclude`, each `.gitignore` from the root down); `top`: the root's `.harnessignore`,
+   * above them all; `rulesApply`: false inside a `.git`.
    */
   const walk = async (
     beneath: import("../sandbox/host/paths/beneath.js").BeneathRoot,

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { appendFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -104,6 +105,15 @@ describe("checkpoints leave out what git ignores", () => {
     symlinkSync(join(d.root, "elsewhere/rules"), join(d.root, ".gitignore"));
     const s = await snapshot(d);
     expect(paths(s)).toContain("a.js");
+    expect(s.ignored).toEqual({ paths: [] });
+  });
+
+  it("a .gitignore that is a fifo or a directory is not read (nor waited on)", async () => {
+    const d = workspace({ "a.js": "", "sub/b.js": "" });
+    execFileSync("mkfifo", [join(d.root, ".gitignore")]);
+    mkdirSync(join(d.root, "sub", ".gitignore"));
+    const s = await snapshot(d);
+    expect(paths(s)).toEqual(expect.arrayContaining(["a.js", "sub/b.js", "sub/.gitignore"]));
     expect(s.ignored).toEqual({ paths: [] });
   });
 

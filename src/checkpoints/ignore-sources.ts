@@ -1,7 +1,7 @@
 /**
  * Where a checkpoint's ignore rules come from (git-ignore.ts matches them): the user's global
  * excludes file, read once on the host from the user's own git config (core.excludesFile, else
- * `$XDG_CONFIG_HOME/git/ignore`), and, during each walk, the workspace's `.git/info/exclude`, every
+ * `$XDG_CONFIG_HOME/git/ignore`, followed if it is a link, as git does), and, during each walk, the workspace's `.git/info/exclude`, every
  * `.gitignore` and the root's `.harnessignore`. No git runs: the config is read as text for that one
  * key (an `[include]` is not followed). A file in the workspace is opened without following a link
  * (git does not follow a symlinked `.gitignore` either) nor waiting on a fifo, and one over
@@ -16,11 +16,14 @@ import { parseIgnoreFile, type RuleSet } from "./git-ignore.js";
 export const MAX_IGNORE_FILE_BYTES = 256 * 1024;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-/** The file's bytes; "absent" (missing, a link, not a regular file) or "too large". */
-export function readIgnoreFile(path: string | Buffer): Buffer | "absent" | "too large" {
+/**
+ * The file's bytes; "absent" (missing, a link, not a regular file) or "too large". `followLink`: for
+ * the user's own global excludes, outside the workspace (dotfile managers link them), as git does.
+ */
+export function readIgnoreFile(path: string | Buffer, followLink = false): Buffer | "absent" | "too large" {
   let fd: number;
   try {
-    fd = openSync(path, READ_FLAGS);
+    fd = openSync(path, followLink ? READ_FLAGS & ~constants.O_NOFOLLOW : READ_FLAGS);
   } catch {
     return "absent";
   }
@@ -70,7 +73,7 @@ export function globalExcludes(env: NodeJS.ProcessEnv = process.env): RuleSet | 
   let path = file ?? join(xdg, "git", "ignore");
   if (path.startsWith("~/")) path = join(home, path.slice(2));
   if (!isAbsolute(path)) return undefined; // git takes it relative to where it runs: no fixed place.
-  const content = readIgnoreFile(path);
+  const content = readIgnoreFile(path, true);
   return typeof content === "string" ? undefined : parseIgnoreFile(content, "");
 }
 

@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isIgnored, parseIgnoreFile, type RuleSet } from "../../../src/checkpoints/git-ignore.js";
-import { excludesFileIn } from "../../../src/checkpoints/ignore-sources.js";
+import { excludesFileIn, globalExcludes } from "../../../src/checkpoints/ignore-sources.js";
 
 /** [.gitignore at the root, path (a trailing `/`: a directory), ignored?], from gitignore(5)'s own examples. */
 const CASES: [string, string, boolean][] = [
@@ -171,5 +171,31 @@ describe("core.excludesFile in a git config", () => {
     expect(excludesFileIn(text)).toBe("~/.gitignore_global");
     expect(excludesFileIn('[core]\n excludesfile = "/a b"\n')).toBe("/a b");
     expect(excludesFileIn("[core]\n editor = vi\n")).toBeUndefined();
+  });
+});
+
+describe("the user's global excludes", () => {
+  function home(): string {
+    const dir = mkdtempSync(join(tmpdir(), "harness-global-excludes-"));
+    made.push(dir);
+    return dir;
+  }
+
+  it("reads core.excludesFile from ~/.gitconfig (~/ expanded), else $XDG_CONFIG_HOME/git/ignore", () => {
+    const h = home();
+    const env = { HOME: h, XDG_CONFIG_HOME: join(h, "xdg") };
+    expect(globalExcludes(env)).toBeUndefined();
+    mkdirSync(join(h, "xdg", "git"), { recursive: true });
+    writeFileSync(join(h, "xdg", "git", "ignore"), "*.swp\n");
+    expect(isIgnored([globalExcludes(env) as RuleSet], "a/b.swp", false)).toBe(true);
+    writeFileSync(join(h, ".gitconfig"), "[core]\n\texcludesFile = ~/dotfiles/ignore\n");
+    mkdirSync(join(h, "dotfiles"));
+    writeFileSync(join(h, "dotfiles", "real-ignore"), ".DS_Store\n");
+    // A dotfile manager's link: followed, as git does (it is the user's, outside the workspace).
+    symlinkSync(join(h, "dotfiles", "real-ignore"), join(h, "dotfiles", "ignore"));
+    const sets = [globalExcludes(env) as RuleSet];
+    expect(isIgnored(sets, "x/.DS_Store", false)).toBe(true);
+    expect(isIgnored(sets, "a.swp", false)).toBe(false);
+    expect(globalExcludes({ ...env, GIT_CONFIG_GLOBAL: join(h, "none") })?.rules).toHaveLength(1);
   });
 });

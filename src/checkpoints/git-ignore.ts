@@ -26,6 +26,13 @@ interface Rule {
   /** `*` then a literal without wildcards or `/`: the name ends with it. */
   suffix?: string;
   tokens?: Token[];
+  /**
+   * With `tokens`: the literal bytes before the first wildcard and after the last, and the longest
+   * literal run between, which any match holds: most names fail these before the table is built.
+   */
+  head?: string;
+  tail?: string;
+  inner?: string;
 }
 
 type Token =
@@ -112,8 +119,29 @@ export function parseLine(line: Buffer): Rule | undefined {
     tokens.slice(1).every((t) => t.kind === "byte" && t.byte !== SLASH)
   )
     rule.suffix = bytesOf(tokens.slice(1)).toString("latin1");
-  else rule.tokens = tokens;
+  else {
+    rule.tokens = tokens;
+    const runs = literalRuns(tokens);
+    rule.head = tokens[0]?.kind === "byte" ? (runs[0] ?? "") : "";
+    rule.tail = tokens[tokens.length - 1]?.kind === "byte" ? (runs[runs.length - 1] ?? "") : "";
+    rule.inner = runs.reduce((a, b) => (b.length > a.length ? b : a), "");
+  }
   return rule;
+}
+
+/** The maximal runs of literal bytes between wildcards, as latin1 strings. */
+function literalRuns(tokens: readonly Token[]): string[] {
+  const runs: string[] = [];
+  let run: number[] = [];
+  for (const token of tokens) {
+    if (token.kind === "byte") run.push(token.byte);
+    else {
+      if (run.length > 0) runs.push(Buffer.from(run).toString("latin1"));
+      run = [];
+    }
+  }
+  if (run.length > 0) runs.push(Buffer.from(run).toString("latin1"));
+  return runs;
 }
 
 function bytesOf(tokens: Token[]): Buffer {
@@ -201,9 +229,10 @@ function parseClass(p: Buffer, open: number): { token: Token; end: number } | un
 function wildmatch(tokens: readonly Token[], text: Buffer): boolean {
   const n = text.length;
   let cur = new Uint8Array(n + 1);
+  let next = new Uint8Array(n + 1);
   cur[0] = 1;
   for (const token of tokens) {
-    const next = new Uint8Array(n + 1);
+    next.fill(0);
     let any = false;
     switch (token.kind) {
       case "byte":
@@ -238,7 +267,7 @@ function wildmatch(tokens: readonly Token[], text: Buffer): boolean {
         }
         break;
     }
-    cur = next;
+    [cur, next] = [next, cur];
   }
   return cur[n] === 1;
 }
@@ -248,13 +277,22 @@ function ruleMatches(rule: Rule, relative: string, name: string): boolean {
   const subject = rule.anchored ? relative : name;
   if (rule.literal !== undefined) return subject === rule.literal;
   if (rule.suffix !== undefined) return subject.endsWith(rule.suffix);
+  if (
+    !subject.startsWith(rule.head ?? "") ||
+    !subject.endsWith(rule.tail ?? "") ||
+    !subject.includes(rule.inner ?? "")
+  )
+    return false;
   return wildmatch(rule.tokens ?? [], Buffer.from(subject, "latin1"));
 }
 
 /** A string's UTF-8 bytes, one latin1 character each: compared with the rules' bytes as they are. */
 function asBytes(text: string): string {
-  return Buffer.from(text, "utf8").toString("latin1");
+  // ASCII (nearly every name) is its own UTF-8: no conversion.
+  return !NOT_ASCII.test(text) ? text : Buffer.from(text, "utf8").toString("latin1");
 }
+/** A UTF-16 unit above U+007F (astral characters are two such units). */
+const NOT_ASCII = /[\u0080-\uffff]/;
 
 /**
  * Whether `path` (workspace-relative, `/`-separated) is ignored by `sets`, given in rising order of

@@ -61,6 +61,10 @@ const CASES: [string, string, boolean][] = [
   ["*\n!*/\n!*.c", "src/a.c", false],
   ["*\n!*/\n!*.c", "src/a.h", true],
   ["line\nname with\\ space", "name with space", true],
+  ["d\u00e9[a-z]*/x", "d\u00e9bc/x", true],
+  ["d\u00e9[a-z]*/x", "de\u0301b/x", false],
+  ["**/tmp/**", "a/tmp/b", true],
+  ["**/tmp/**", "a/tmpx/b", false],
 ];
 
 function rulesOf(text: string): RuleSet[] {

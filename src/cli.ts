@@ -149,6 +149,12 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       "--fork <run@step>",
       "a new run from step N of RUN: its first N steps' conversation, checkpoint N restored into --workspace (new or empty)",
     )
+    .addOption(
+      new Option(
+        "--checkpoints <what>",
+        "'all': checkpoints keep what git ignores too (node_modules, build output), which by default they leave out",
+      ).choices(["all"]),
+    )
     .option("--no-checkpoints", "take no checkpoint of the workspace after each tool call")
     .action(async (task: string[], flags: Flags) => {
       const { runCommand } = await import("./cli/run/run-command.js");
@@ -231,6 +237,12 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     ),
     [...BLOCKLIST_KEYS, "transcript"],
   )
+    .addOption(
+      new Option(
+        "--checkpoints <what>",
+        "'all': checkpoints keep what git ignores too (node_modules, build output), which by default they leave out",
+      ).choices(["all"]),
+    )
     .option("--no-checkpoints", "take no checkpoint of the workspace after each tool call")
     .option(
       "--structured-content",

@@ -59,6 +59,19 @@ export interface StepRecord {
   gaveUp?: string;
   /** Paths left out of this snapshot (special files, unreadable), with why; at most a few are named. */
   skipped?: SkippedPath[];
+  /**
+   * The paths git's ignore rules left out (not checkpointed: a restore does not bring them back),
+   * set when they differ from the line before; absent: as the line before (none on the first).
+   */
+  notCheckpointed?: IgnoredPaths;
+}
+
+/** Top-most paths ignore rules left out (a directory is named, not what it holds). */
+export interface IgnoredPaths {
+  /** Sorted as walked, at most a few hundred. */
+  paths: string[];
+  /** How many more were left out and not named. */
+  more?: number;
 }
 
 /** A path a snapshot did not record, and why. */

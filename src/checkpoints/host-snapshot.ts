@@ -1,10 +1,11 @@
 /**
  * Bind mode's snapshots: the host walk (snapshot.ts), skipped for a step after which no watched
  * directory reported a change (change-watch.ts); a skipped step records the previous manifest again.
+ * What git ignores (`gitIgnore`) is not walked, so not watched either: a change there costs nothing.
  */
 import { ChangeWatch } from "./change-watch.js";
 import type { SnapshotFn } from "./run-checkpointer.js";
-import { takeSnapshot } from "./snapshot.js";
+import { type SnapshotInput, takeSnapshot } from "./snapshot.js";
 
 export interface HostSnapshots {
   snapshot: SnapshotFn;
@@ -16,6 +17,7 @@ export function hostSnapshots(
   root: string,
   ignored?: (path: string, isDirectory: boolean) => boolean,
   watch: ChangeWatch = new ChangeWatch(),
+  gitIgnore?: SnapshotInput["gitIgnore"],
 ): HostSnapshots {
   const snapshot: SnapshotFn = async (previous, store, limits) => {
     if (await watch.quiet()) {
@@ -34,6 +36,7 @@ export function hostSnapshots(
       store,
       limits,
       ...(ignored === undefined ? {} : { ignored }),
+      ...(gitIgnore === undefined ? {} : { gitIgnore }),
       onDirectory: (rel, ino, path) => watch.directory(rel, ino, path),
     });
     watch.endWalk(result.manifest !== undefined && result.skipped.length === 0);

@@ -41,6 +41,8 @@ export interface RunCheckpointerOptions {
 export class RunCheckpointer implements StepCheckpoints {
   private step: number;
   private previous: Manifest;
+  /** The last `notCheckpointed` written, as JSON: a line names them only when they change. */
+  private previousIgnored = JSON.stringify({ paths: [] });
   private off = false;
   /** The snapshots started and not yet awaited, in order. */
   private pending: Promise<void> = Promise.resolve();
@@ -85,6 +87,10 @@ export class RunCheckpointer implements StepCheckpoints {
       if (callId !== undefined) record.callId = callId;
       if (snapshot.skipped.length > 0) record.skipped = snapshot.skipped.slice(0, 20);
       if (snapshot.gaveUp !== undefined) record.gaveUp = snapshot.gaveUp;
+      else if (snapshot.ignored !== undefined && JSON.stringify(snapshot.ignored) !== this.previousIgnored) {
+        record.notCheckpointed = snapshot.ignored;
+        this.previousIgnored = JSON.stringify(snapshot.ignored);
+      }
       appendStep(options.checkpointsDir, record);
       if (snapshot.manifest !== undefined) this.previous = snapshot.manifest;
       options.onCheckpoint({

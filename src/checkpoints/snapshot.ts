@@ -32,11 +32,14 @@ import type { BlobStore } from "./blob-store.js";
 import type {
   ChangeCounts,
   CheckpointEntry,
+  IgnoredPaths,
   Manifest,
   SkippedPath,
   SnapshotLimits,
   StepRecord,
 } from "./checkpoint-types.js";
+import { isIgnored, parseIgnoreFile, type RuleSet } from "./git-ignore.js";
+import { MAX_IGNORE_FILE_BYTES, readIgnoreFile } from "./ignore-sources.js";
 
 /** Files up to this size are read into memory, hashed, and written only when new. */
 const IN_MEMORY_BYTES = 8 * 1024 * 1024;
@@ -44,6 +47,8 @@ const CHUNK_BYTES = 1024 * 1024;
 /** File timestamps come from a coarse clock (a few ms per tick); this is well above any tick. */
 const RACY_MS = 100;
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+/** Ignored paths named in a checkpoint; more are only counted (a `*.log` over a huge tree). */
+const MAX_IGNORED_NAMED = 500;
 
 export interface SnapshotInput {
   /** The workspace (a real absolute path). */
@@ -54,6 +59,12 @@ export interface SnapshotInput {
   limits: SnapshotLimits;
   /** Paths left out (copy mode's ignore rules: `.harness/` and `.harnessignore`). */
   ignored?: (path: string, isDirectory: boolean) => boolean;
+  /**
+   * git's ignore rules (git-ignore.ts): a path they ignore is neither walked nor stored, only named
+   * in `ignored`. `global` is the user's global excludes; the walk adds `.git/info/exclude`, each
+   * `.gitignore` it meets and the root's `.harnessignore`. Absent (`--checkpoints all`): none apply.
+   */
+  gitIgnore?: { global?: RuleSet | undefined };
   /** Told of each directory opened: its relative path, inode and descriptor path (change-watch.ts). */
   onDirectory?: (rel: string, ino: number, path: string) => void;
 }
@@ -69,6 +80,8 @@ export interface Snapshot {
   gaveUp?: string;
   /** Content bytes read. */
   bytesRead: number;
+  /** Top-most paths git's ignore rules left out (only with `gitIgnore`). */
+  ignored?: IgnoredPaths;
 }
 
 class GiveUp extends Error {}
@@ -80,6 +93,22 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
   let entries = 0;
   let bytesRead = 0;
   const deadline = Date.now() + limits.maxMs;
+  const ignoredPaths: IgnoredPaths = { paths: [] };
+
+  /** The rules of an ignore file in `dir` (never through a link), or undefined (a note when too large). */
+  const rulesIn = (dir: BeneathDir, name: string, rel: string): RuleSet | undefined => {
+    const content = readIgnoreFile(dir.at(name));
+    if (content === "absent") return undefined;
+    const path = rel === "" ? name : `${rel}/${name}`;
+    if (content === "too large") {
+      skipped.push({
+        path,
+        reason: `over ${MAX_IGNORE_FILE_BYTES / 1024} KiB: its ignore rules are not applied`,
+      });
+      return undefined;
+    }
+    return parseIgnoreFile(content, rel);
+  };
 
   const readFile = (dir: BeneathDir, name: string, path: string): CheckpointEntry | undefined => {
     const readAt = Date.now();
@@ -129,7 +158,18 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
     }
   };
 
-  const walk = async (beneath: import("../sandbox/host/paths/beneath.js").BeneathRoot, parts: string[]) => {
+  /**
+   * `above`: the ignore rules that reach this directory, in rising precedence (global excludes,
+   * `.git/info/exclude`, each `.gitignore` from the root down); `top`: the root's `.harnessignore`,
+   * above them all; `rulesApply`: false inside a `.git`.
+   */
+  const walk = async (
+    beneath: import("../sandbox/host/paths/beneath.js").BeneathRoot,
+    parts: string[],
+    above: readonly RuleSet[],
+    top: readonly RuleSet[],
+    rulesApply: boolean,
+  ) => {
     const rel = parts.join("/");
     let dir: BeneathDir;
     let names: string[];
@@ -144,6 +184,12 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
       skipped.push({ path: rel, reason: `unreadable directory (${codeOf(error)})` });
       return;
     }
+    let below = above;
+    if (input.gitIgnore !== undefined && rulesApply && names.includes(".gitignore")) {
+      const own = rulesIn(dir, ".gitignore", rel);
+      if (own !== undefined) below = [...above, own];
+    }
+    const sets = top.length === 0 ? below : [...below, ...top];
     const subdirectories: string[] = [];
     for (const name of names) {
       entries += 1;
@@ -157,6 +203,12 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
         info = lstatSync(dir.at(name));
       } catch {
         continue; // Gone since readdir.
+      }
+      // `.git` is never matched (git does not list it), so the checkpoint keeps it as before.
+      if (sets.length > 0 && name !== ".git" && isIgnored(sets, path, info.isDirectory())) {
+        if (ignoredPaths.paths.length < MAX_IGNORED_NAMED) ignoredPaths.paths.push(path);
+        else ignoredPaths.more = (ignoredPaths.more ?? 0) + 1;
+        continue;
       }
       if (input.ignored?.(path, info.isDirectory())) continue;
       const before = previous.get(path);
@@ -186,11 +238,36 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
       }
     }
     // After the names of this directory: `dir` is no longer needed once its children are opened.
-    for (const name of subdirectories) await walk(beneath, [...parts, name]);
+    // git never applies ignore rules inside a `.git`; the checkpoint keeps it whole, as before.
+    for (const name of subdirectories) {
+      const inGit = name === ".git" || !rulesApply;
+      await walk(beneath, [...parts, name], inGit ? [] : below, inGit ? [] : top, !inGit);
+    }
+  };
+
+  /** The rules that apply from the root: global excludes, then `.git/info/exclude`; `.harnessignore`. */
+  const rootRules = async (
+    beneath: import("../sandbox/host/paths/beneath.js").BeneathRoot,
+  ): Promise<{ above: RuleSet[]; top: RuleSet[] }> => {
+    if (input.gitIgnore === undefined) return { above: [], top: [] };
+    const above: RuleSet[] = [];
+    if (input.gitIgnore.global !== undefined) above.push(input.gitIgnore.global);
+    try {
+      const exclude = rulesIn(await beneath.dir([".git", "info"]), "exclude", ".git/info");
+      if (exclude !== undefined) above.push({ ...exclude, base: "" });
+    } catch {
+      // No `.git/info` directory (or a link there): no repository excludes.
+    }
+    const root = await beneath.dir([]);
+    const harness = rulesIn(root, ".harnessignore", "");
+    return { above, top: harness === undefined ? [] : [harness] };
   };
 
   try {
-    await withBeneath(input.root, (beneath) => walk(beneath, []));
+    await withBeneath(input.root, async (beneath) => {
+      const { above, top } = await rootRules(beneath).catch(() => ({ above: [], top: [] }));
+      await walk(beneath, [], above, top, true);
+    });
   } catch (error) {
     if (!(error instanceof GiveUp)) throw error;
     return {
@@ -202,7 +279,14 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
     };
   }
   const { delta, counts } = compareManifests(previous, manifest);
-  return { manifest, delta, counts, skipped, bytesRead };
+  return {
+    manifest,
+    delta,
+    counts,
+    skipped,
+    bytesRead,
+    ...(input.gitIgnore === undefined ? {} : { ignored: ignoredPaths }),
+  };
 }
 
 /** What differs between two manifests, and how many paths were added, changed, removed. */

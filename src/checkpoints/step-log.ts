@@ -8,7 +8,7 @@ import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../errors.js";
 import { STEPS_FILE } from "./checkpoint-paths.js";
-import type { CheckpointEntry, Manifest, StepRecord } from "./checkpoint-types.js";
+import type { CheckpointEntry, IgnoredPaths, Manifest, StepRecord } from "./checkpoint-types.js";
 
 export function appendStep(checkpointsDir: string, record: StepRecord): void {
   mkdirSync(checkpointsDir, { recursive: true, mode: 0o700 });
@@ -60,6 +60,19 @@ export function manifestAt(records: readonly StepRecord[], step: number): Manife
   return sorted(manifest);
 }
 
+/** What git's ignore rules left out of the checkpoint of `step` (its last line); none when nothing was. */
+export function notCheckpointedAt(records: readonly StepRecord[], step: number): IgnoredPaths {
+  let last = -1;
+  records.forEach((record, index) => {
+    if (record.step === step && record.gaveUp === undefined) last = index;
+  });
+  for (let index = last; index >= 0; index--) {
+    const named = records[index]?.notCheckpointed;
+    if (named !== undefined) return named;
+  }
+  return { paths: [] };
+}
+
 /** The manifest after every line (what the next snapshot compares with). */
 export function latestManifest(records: readonly StepRecord[]): Manifest {
   const manifest: Manifest = new Map();
@@ -95,6 +108,16 @@ function checkRecord(record: StepRecord, line: number): void {
   if (typeof record !== "object" || record === null) fail("not an object");
   if (!Number.isSafeInteger(record.step) || record.step < 0) fail('"step" must be an integer >= 0');
   if (typeof record.delta !== "object" || record.delta === null) fail('"delta" must be an object');
+  const named = record.notCheckpointed;
+  if (
+    named !== undefined &&
+    (typeof named !== "object" ||
+      named === null ||
+      !Array.isArray(named.paths) ||
+      !named.paths.every((path) => typeof path === "string") ||
+      (named.more !== undefined && !Number.isSafeInteger(named.more)))
+  )
+    fail('"notCheckpointed" must be a list of paths');
   for (const [path, entry] of Object.entries(record.delta)) {
     if (!isSafeRelativePath(path)) fail(`unsafe path ${JSON.stringify(path)}`);
     if (entry === null) continue;

@@ -3,7 +3,8 @@
  * run (create a.txt, create b.txt, change a.txt), then `runs diff --step 3` shows only a.txt's change,
  * `runs restore --step 1` gives a.txt as first written and no b.txt, and `run --fork RUN@2` sends the
  * model the first two steps and starts in a workspace holding both files as after step 2; `replay
- * --from 2` replays only the third call, from checkpoint 2.
+ * --from 2` replays only the third call, from checkpoint 2. What .gitignore ignores is left out and
+ * named by a restore, unless `--checkpoints all`.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -142,6 +143,79 @@ describe.skipIf(skipDocker)("checkpoints end to end", () => {
     ).toBe(0);
     expect(readFileSync(join(restored, "a.txt"), "utf8")).toBe("one\n");
     expect(readFileSync(join(restored, "keep.txt"), "utf8")).toBe("kept\n");
+  });
+
+  it("leaves out what .gitignore ignores, says so on restore, and keeps it with --checkpoints all", async () => {
+    using ws = makeWorkspace();
+    fake.api.enqueue(
+      toolUseReply(
+        "bash",
+        {
+          command:
+            "mkdir -p node_modules/pkg && echo m > node_modules/pkg/index.js && echo 'node_modules/' > .gitignore && echo a > a.txt",
+        },
+        undefined,
+        "toolu_g1",
+      ),
+      toolUseReply(
+        "bash",
+        { command: "echo n > node_modules/pkg/new.js && echo b >> a.txt" },
+        undefined,
+        "toolu_g2",
+      ),
+      textReply("Done."),
+    );
+    const run = await runCli(["run", "--workspace", ws.path, "install"], { env: env() });
+    expect(run.code).toBe(0);
+    const [name] = readdirSync(runsDir()).filter((n) => n.endsWith(".jsonl"));
+    const runId = (name ?? "").slice(0, -".jsonl".length);
+    const steps = readFileSync(join(runsDir(), `${runId}.checkpoints`, "steps.jsonl"), "utf8");
+    expect(steps).not.toContain("index.js");
+    // Named once, on the step that first left it out.
+    expect(steps.match(/"notCheckpointed":\{"paths":\["node_modules"\]\}/g)).toHaveLength(1);
+
+    const restored = join(scratch, "step2");
+    const restore = await runCli(["runs", "restore", runId, "--step", "2", "--to", restored], { env: env() });
+    expect(restore.code).toBe(0);
+    expect(restore.stderr).toBe(
+      "harness: not restored: node_modules (ignored by .gitignore rules, so not checkpointed; --checkpoints all keeps them)\n",
+    );
+    expect(readFileSync(join(restored, "a.txt"), "utf8")).toBe("a\nb\n");
+    expect(readdirSync(restored).sort()).toEqual([".gitignore", "a.txt"]);
+    // The workspace's own ignored files are left as they are.
+    expect(readdirSync(join(ws.path, "node_modules", "pkg")).sort()).toEqual(["index.js", "new.js"]);
+
+    // Step 0 had nothing ignored: its restore says nothing of node_modules.
+    const empty = await runCli(["runs", "restore", runId, "--step", "0", "--to", join(scratch, "step0")], {
+      env: env(),
+    });
+    expect(empty.stderr).toBe("");
+
+    using all = makeWorkspace();
+    fake.api.enqueue(
+      toolUseReply(
+        "bash",
+        {
+          command:
+            "mkdir -p node_modules/pkg && echo m > node_modules/pkg/index.js && echo 'node_modules/' > .gitignore",
+        },
+        undefined,
+        "toolu_g3",
+      ),
+      textReply("Done."),
+    );
+    const kept = await runCli(["run", "--checkpoints", "all", "--workspace", all.path, "install"], {
+      env: env(),
+    });
+    expect(kept.code).toBe(0);
+    const [second] = readdirSync(runsDir()).filter((n) => n.endsWith(".jsonl") && n !== name);
+    const everything = join(scratch, "all");
+    const restoreAll = await runCli(
+      ["runs", "restore", (second ?? "").slice(0, -".jsonl".length), "--step", "1", "--to", everything],
+      { env: env() },
+    );
+    expect(restoreAll.stderr).toBe("");
+    expect(readFileSync(join(everything, "node_modules", "pkg", "index.js"), "utf8")).toBe("m\n");
   });
 
   it("takes no checkpoints with --no-checkpoints", async () => {

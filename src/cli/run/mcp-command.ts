@@ -32,8 +32,8 @@ import { openSandbox, postCreateRun } from "../setup/sandbox-from-config.js";
 export interface McpFlags extends CliFlags {
   /** `--no-apply` / `--apply` (copy mode). */
   apply?: boolean;
-  /** `--no-checkpoints` gives false. */
-  checkpoints?: boolean;
+  /** `--no-checkpoints` gives false, `--checkpoints all` "all". */
+  checkpoints?: boolean | "all";
   /** `--structured-content`: bash answers with structured content too (mcp-server.ts). */
   structuredContent?: boolean;
 }
@@ -99,6 +99,7 @@ export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promi
         sandbox,
         transcript,
         enabled: flags.checkpoints !== false,
+        keepIgnored: flags.checkpoints === "all",
         history: [],
         env: process.env,
         onNotice: (text) => {

@@ -73,7 +73,7 @@ export async function replayCommand(
   const workspace = temporary ? await makeTemporaryWorkspace(checked.user) : checked.workspace;
   if (from !== undefined) {
     const owner = temporary ? await stat(workspace) : await ownerOf(undefined, dirname(workspace));
-    const { lines } = await restoreCheckpoint(path, from.manifest, workspace, owner);
+    const { lines } = await restoreCheckpoint(path, from, workspace, owner);
     for (const line of lines)
       process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
   }

@@ -140,6 +140,7 @@ export async function runCommand(
     sandbox,
     transcript,
     enabled: flags.checkpoints !== false,
+    keepIgnored: flags.checkpoints === "all",
     history,
     env: process.env,
     onNotice: (text) => events.onNotice(text),

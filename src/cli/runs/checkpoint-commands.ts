@@ -78,7 +78,7 @@ export async function runsRestoreCommand(
   }
   const { workspace } = await readConversation(run.transcriptPath);
   const owner = await ownerOf(workspace, dirname(target));
-  const { restored, lines } = await restoreCheckpoint(run.transcriptPath, manifest, target, owner);
+  const { restored, lines } = await restoreCheckpoint(run.transcriptPath, { step, manifest }, target, owner);
   for (const line of lines) io.stderr(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`);
   io.stdout(
     sanitizeForTerminal(

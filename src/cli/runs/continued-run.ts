@@ -23,8 +23,8 @@ export interface ContinueFlags extends CliFlags {
   resume?: string;
   /** `--fork RUN@N`: a new run from step N of RUN (cli/runs/fork-run.ts). */
   fork?: string;
-  /** `--no-checkpoints` gives false. */
-  checkpoints?: boolean;
+  /** `--no-checkpoints` gives false, `--checkpoints all` "all". */
+  checkpoints?: boolean | "all";
 }
 
 /** A past run to go on with. */

@@ -93,7 +93,12 @@ export async function prepareFork(
     throw new ConfigError(`--fork: ${(error as Error).message}`);
   }
   const owner = await ownerOf(conversation.workspace, dirname(target));
-  const { restored, lines } = await restoreCheckpoint(ref.run.transcriptPath, manifest, target, owner);
+  const { restored, lines } = await restoreCheckpoint(
+    ref.run.transcriptPath,
+    { step: ref.step, manifest },
+    target,
+    owner,
+  );
   return {
     ...ref,
     messages: ref.step === 0 ? [] : conversation.messages,

@@ -6,10 +6,10 @@
  */
 import { join } from "node:path";
 import { checkpointsDirOf } from "../../checkpoints/checkpoint-paths.js";
-import type { Manifest } from "../../checkpoints/checkpoint-types.js";
+import type { IgnoredPaths, Manifest } from "../../checkpoints/checkpoint-types.js";
 import { type RestoreResult, restoreManifest } from "../../checkpoints/restore.js";
 import { planRestore } from "../../checkpoints/restore-policy.js";
-import { latestManifest, readSteps } from "../../checkpoints/step-log.js";
+import { latestManifest, notCheckpointedAt, readSteps } from "../../checkpoints/step-log.js";
 import { markSandboxWritten } from "../dotenv/dotenv-records.js";
 
 export interface RestoredCheckpoint {
@@ -24,12 +24,14 @@ export interface RestoredCheckpoint {
  */
 export async function restoreCheckpoint(
   transcriptPath: string,
-  manifest: Manifest,
+  checkpoint: { step: number; manifest: Manifest },
   target: string,
   owner: { uid: number; gid: number } | undefined,
 ): Promise<RestoredCheckpoint> {
+  const { manifest } = checkpoint;
   const checkpointsDir = checkpointsDirOf(transcriptPath);
-  const first = readSteps(checkpointsDir)[0];
+  const records = readSteps(checkpointsDir);
+  const first = records[0];
   const baseline = first === undefined ? new Map() : latestManifest([first]);
   const plan = await planRestore(baseline, manifest, checkpointsDir, target);
   for (const env of plan.sandboxEnvFiles) markSandboxWritten(env.sha256);
@@ -41,6 +43,7 @@ export async function restoreCheckpoint(
     replaced,
   });
   const lines = [
+    ...notCheckpointedLine(notCheckpointedAt(records, checkpoint.step)),
     ...plan.withheld.map((w) =>
       w.previous === undefined
         ? `not restored: ${w.path} (${w.reason})`
@@ -52,4 +55,19 @@ export async function restoreCheckpoint(
     }),
   ];
   return { restored, lines };
+}
+
+/**
+ * One line naming what git's ignore rules left out of the checkpoint (so not written here). A restore
+ * writes only into a new or empty directory, with O_EXCL: it never removes nor overwrites anything,
+ * ignored or not, wherever the original files still are.
+ */
+function notCheckpointedLine(ignored: IgnoredPaths): string[] {
+  if (ignored.paths.length === 0) return [];
+  const shown = ignored.paths.slice(0, 10);
+  const more = ignored.paths.length - shown.length + (ignored.more ?? 0);
+  const names = shown.join(", ") + (more > 0 ? ` and ${more} more` : "");
+  return [
+    `not restored: ${names} (ignored by .gitignore rules, so not checkpointed; --checkpoints all keeps them)`,
+  ];
 }

@@ -9,6 +9,7 @@ import { checkpointsDirOf, sharedBlobsDir } from "../../checkpoints/checkpoint-p
 import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../../checkpoints/checkpoint-types.js";
 import { takeEntriesSnapshot } from "../../checkpoints/entries-snapshot.js";
 import { hostSnapshots } from "../../checkpoints/host-snapshot.js";
+import { globalExcludes } from "../../checkpoints/ignore-sources.js";
 import { RunCheckpointer, type SnapshotFn } from "../../checkpoints/run-checkpointer.js";
 import { latestManifest, readSteps } from "../../checkpoints/step-log.js";
 import { isSandboxWritable, openHostDir } from "../../host-files/host-path.js";
@@ -22,6 +23,8 @@ export interface RunCheckpointsInput {
   transcript: Transcript;
   /** `--no-checkpoints` gives false. */
   enabled: boolean;
+  /** `--checkpoints all`: what git ignores is checkpointed too. */
+  keepIgnored?: boolean;
   /** A continued run's conversation so far: its steps go on from the calls it holds. */
   history: readonly MessageParam[];
   env: NodeJS.ProcessEnv;
@@ -55,7 +58,9 @@ export async function openRunCheckpoints(input: RunCheckpointsInput): Promise<Ru
     input.progress(`checkpoints: the earlier steps could not be read (${(error as Error).message})`);
   }
   const ignored = await loadIgnoreMatcher(root).catch(() => undefined);
-  const host = copy === undefined ? hostSnapshots(root, ignored) : undefined;
+  // By default what git ignores is left out of bind mode's walk (copy mode reads the whole archive).
+  const gitIgnore = input.keepIgnored === true ? undefined : { global: globalExcludes(input.env) };
+  const host = copy === undefined ? hostSnapshots(root, ignored, undefined, gitIgnore) : undefined;
   const snapshot: SnapshotFn =
     host?.snapshot ??
     ((before, store, limits) =>

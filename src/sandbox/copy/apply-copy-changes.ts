@@ -6,9 +6,15 @@ import { type StagedExtract, stageExtract } from "../host/extract/staged-extract
 import { BeneathError, withBeneath } from "../host/paths/beneath.js";
 import { type Refusal, safeComponents } from "../host/paths/strict-paths.js";
 import type { ApplyResult, WorkspaceChanges } from "../sandbox.js";
-import { commitApply, dropStaging } from "./apply-commit.js";
-import { type ApplyJournal, HARNESS_DIR, newApplyId, removeJournal, writeJournal } from "./apply-journal.js";
 import type { PathPolicy } from "./apply-policy.js";
+import { commitApply, dropStaging } from "./journal/apply-commit.js";
+import {
+  type ApplyJournal,
+  HARNESS_DIR,
+  newApplyId,
+  removeJournal,
+  writeJournal,
+} from "./journal/apply-journal.js";
 import type { SandboxArchive } from "./sandbox-archive.js";
 import type { TreeEntry } from "./tree-diff.js";
 import type { WorkspaceCopyPlan } from "./workspace-archive.js";

@@ -48,9 +48,11 @@ export async function stageExtract(
   options: StrictExtractOptions,
   beneath: BeneathRoot,
   staging: BeneathDir,
-  onStaged?: (count: number) => void,
+  /** Called after each file is staged, with how many are. */
+  onStaged?: (files: number) => void,
 ): Promise<StagedExtract> {
   const ops: StagedOp[] = [];
+  let files = 0;
   const stage: EntryHandler = async (entry, parts, wanted, refusedPaths, state, opts, result) => {
     const h = entry.header;
     const refused = checkEntry(h, parts, wanted, refusedPaths, state, opts);
@@ -78,7 +80,7 @@ export async function stageExtract(
         return `could not write: ${(error as Error).message}`;
       }
       ops.push({ kind: "file", path, staged, sha256: hash });
-      onStaged?.(ops.length);
+      onStaged?.(++files);
     }
     return undefined;
   };

@@ -5,15 +5,17 @@
  * its old place (or the staging directory) any more. Also what the next command does with a journal
  * whose process is gone: `recoverApplies`.
  */
-import { rename, rm, rmdir } from "node:fs/promises";
-import { faultPoint } from "../../faults/fault-point.js";
-import { type ProcessStamp, stampAlive } from "../../state/process-stamp.js";
-import { placeStaged } from "../host/extract/staged-extract.js";
-import type { ExtractResult } from "../host/extract/strict-extract-types.js";
-import { BeneathError, withBeneath } from "../host/paths/beneath.js";
-import { type RemoveEntry, strictDelete } from "../host/paths/strict-paths.js";
-import type { ApplyResult } from "../sandbox.js";
-import { type ApplyJournal, HARNESS_DIR, readJournals, removeJournal } from "./apply-journal.js";
+import { realpath, rename, rm, rmdir } from "node:fs/promises";
+import { join } from "node:path";
+import { SandboxError } from "../../../errors.js";
+import { faultPoint } from "../../../faults/fault-point.js";
+import { type ProcessStamp, stampAlive } from "../../../state/process-stamp.js";
+import { placeStaged } from "../../host/extract/staged-extract.js";
+import type { ExtractResult } from "../../host/extract/strict-extract-types.js";
+import { BeneathError, withBeneath } from "../../host/paths/beneath.js";
+import { type RemoveEntry, strictDelete } from "../../host/paths/strict-paths.js";
+import type { ApplyResult } from "../../sandbox.js";
+import { type ApplyJournal, HARNESS_DIR, journalDir, readJournals, removeJournal } from "./apply-journal.js";
 
 /**
  * Carries a committed apply through. `verify`: hash every staged file again before it is placed
@@ -109,24 +111,34 @@ export async function recoverApplies(
   alive: (stamp: ProcessStamp) => boolean = stampAlive,
 ): Promise<Recovered[]> {
   const done: Recovered[] = [];
+  const root = workspace === undefined ? undefined : await realpath(workspace).catch(() => workspace);
   for (const journal of await readJournals(env)) {
-    if (workspace !== undefined && journal.root !== workspace) continue;
+    if (root !== undefined && journal.root !== root) continue;
     if (alive(journal.owner)) continue;
-    if (journal.state === "staging") {
-      await dropStaging(journal);
-      await removeJournal(journal.id, env);
-      done.push({
-        root: journal.root,
-        line: `rolled back an interrupted copy-mode apply to ${journal.root}: nothing in it had changed yet`,
-      });
-      continue;
-    }
-    const result = await commitApply(journal, env, true);
-    const reasons = result.refused.map((r) => `${r.path}: ${r.reason}`).slice(0, 3);
-    done.push({
-      root: journal.root,
-      line: `finished an interrupted copy-mode apply to ${journal.root}: ${result.written.length} written, ${result.deleted.length} deleted, ${result.refused.length} refused${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`,
-    });
+    done.push(
+      await recoverOne(journal, env).catch((error: unknown) => {
+        throw new SandboxError(
+          `could not finish the interrupted copy-mode apply to ${journal.root} (journal ${join(journalDir(env), `${journal.id}.json`)}): ${(error as Error).message}`,
+        );
+      }),
+    );
   }
   return done;
+}
+
+async function recoverOne(journal: ApplyJournal, env: NodeJS.ProcessEnv): Promise<Recovered> {
+  if (journal.state === "staging") {
+    await dropStaging(journal);
+    await removeJournal(journal.id, env);
+    return {
+      root: journal.root,
+      line: `rolled back an interrupted copy-mode apply to ${journal.root}: nothing in it had changed yet`,
+    };
+  }
+  const result = await commitApply(journal, env, true);
+  const reasons = result.refused.map((r) => `${r.path}: ${r.reason}`).slice(0, 3);
+  return {
+    root: journal.root,
+    line: `finished an interrupted copy-mode apply to ${journal.root}: ${result.written.length} written, ${result.deleted.length} deleted, ${result.refused.length} refused${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`,
+  };
 }

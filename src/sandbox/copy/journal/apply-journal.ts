@@ -16,9 +16,9 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ProcessStamp } from "../../state/process-stamp.js";
-import { harnessStateDir } from "../../state/state-dir.js";
-import type { StagedOp } from "../host/extract/staged-extract.js";
+import type { ProcessStamp } from "../../../state/process-stamp.js";
+import { harnessStateDir } from "../../../state/state-dir.js";
+import type { StagedOp } from "../../host/extract/staged-extract.js";
 
 /** The workspace directory that holds the staging directories: copy mode leaves it out. */
 export const HARNESS_DIR = ".harness";

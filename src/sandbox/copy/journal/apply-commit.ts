@@ -18,13 +18,13 @@ import type { ApplyResult } from "../../sandbox.js";
 import { type ApplyJournal, HARNESS_DIR, journalDir, readJournals, removeJournal } from "./apply-journal.js";
 
 /**
- * Carries a committed apply through. `verify`: hash every staged file again before it is placed
- * (a later command finishing it cannot know what touched the staging directory meanwhile).
+ * Carries a committed apply through. `resuming`: another process began it (and was killed), so
+ * part of it may be done already and the staged files are checked again (staged-extract.ts).
  */
 export async function commitApply(
   journal: ApplyJournal,
   env: NodeJS.ProcessEnv,
-  verify: boolean,
+  resuming: boolean,
 ): Promise<Omit<ApplyResult, "notes">> {
   const result: ExtractResult = { written: [], refused: [], notes: [] };
   let deleted: string[] = [];
@@ -55,7 +55,7 @@ export async function commitApply(
         {
           chownTo: journal.chownTo,
           recheckLinks: journal.recheckLinks,
-          verify,
+          resuming,
           onPlaced: (count) => {
             if (count === half) faultPoint("apply:placing");
           },

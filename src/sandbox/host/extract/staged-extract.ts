@@ -94,10 +94,11 @@ export interface PlaceOptions {
   /** Symlinks already in the workspace to resolve again at the end (strict-extract's `recheckLinks`). */
   recheckLinks: readonly string[];
   /**
-   * Hash each staged file again and take only a regular file with the staged content: when the
-   * placing is finished by a later command, which cannot know what touched the staging directory since.
+   * Finishing a placing another process began: a file no longer staged was moved in by it; a staged
+   * one is hashed again and taken only as a regular file with the staged content (this process
+   * cannot know what touched the staging directory since).
    */
-  verify?: boolean;
+  resuming?: boolean;
   /** Called after each entry is placed, with how many are. */
   onPlaced?: (count: number) => void;
 }
@@ -143,12 +144,12 @@ async function placeOne(
   if (inside) return `inside ${inside}, which was refused`;
   const parts = op.path.split("/");
   const name = parts.at(-1) as string;
-  if (op.kind === "file" && !(await lstat(staging.at(op.staged)).catch(() => undefined))) {
+  if (op.kind === "file" && options.resuming) {
     // Moved in by the run that was interrupted (its staged copy is what rename took).
-    return undefined;
+    if (!(await lstat(staging.at(op.staged)).catch(() => undefined))) return undefined;
+    if (!(await stagedIntact(staging, op.staged, op.sha256)))
+      return "its staged content changed since it was staged";
   }
-  if (op.kind === "file" && options.verify && !(await stagedIntact(staging, op.staged, op.sha256)))
-    return "its staged content changed since it was staged";
   let parent = await checkParents(beneath, parts, true);
   if (typeof parent === "string") return parent;
   if (op.kind === "symlink") {

@@ -82,8 +82,11 @@ export async function readJournals(env: NodeJS.ProcessEnv = process.env): Promis
   });
   const journals: ApplyJournal[] = [];
   for (const name of names.filter((n) => n.endsWith(".json")).sort()) {
-    const parsed = JSON.parse(await readFile(join(dir, name), "utf8")) as ApplyJournal;
-    if (parsed.version === 1 && `${parsed.id}.json` === name) journals.push(parsed);
+    // Written whole by a rename: one that does not parse was not written by harness; passed over.
+    const parsed = await readFile(join(dir, name), "utf8")
+      .then((text) => JSON.parse(text) as ApplyJournal)
+      .catch(() => undefined);
+    if (parsed?.version === 1 && `${parsed.id}.json` === name) journals.push(parsed);
   }
   return journals;
 }

@@ -5,7 +5,7 @@
  * (SIGKILL, the OOM killer, a closed laptop): `interrupted`. A continued run rewrites the file with
  * its own process. Runs from before this file existed are judged as run-activity.ts does.
  */
-import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ownStamp, type ProcessStamp, stampAlive } from "../state/process-stamp.js";
 
@@ -28,8 +28,10 @@ export function markRunLive(runsDir: string, id: string): Disposable {
     [Symbol.dispose]: () => {
       try {
         unlinkSync(path);
+        // Left only while some run is live or was killed: the runs directory stays as it was.
+        rmdirSync(liveDirOf(runsDir));
       } catch {
-        // Already gone.
+        // Already gone, or another run's record is still there.
       }
     },
   };

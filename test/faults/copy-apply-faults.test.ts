@@ -159,6 +159,33 @@ describe.skipIf(skipDocker)("copy mode's apply, killed at each step", () => {
     });
   }
 
+  it("a staged file changed before the apply is finished is refused, not put in place", async () => {
+    using ws = makeWorkspace();
+    seed(ws.path);
+    const env = { XDG_STATE_HOME: stateDir() };
+    try {
+      const killed = await runCli(["exec", "--isolation", "copy", "--apply", "-w", ws.path, "--", TASK], {
+        env: { ...env, HARNESS_FAULT_POINT: "apply:committed:kill" },
+      });
+      expect(killed.code, killed.stderr).toBeNull();
+      const [staging] = readdirSync(join(ws.path, ".harness"));
+      const journal = JSON.parse(
+        readFileSync(
+          join(env.XDG_STATE_HOME, "harness", "applies", `${staging?.slice("apply-".length)}.json`),
+          "utf8",
+        ),
+      ) as { ops: { kind: string; path: string; staged?: string }[] };
+      const first = journal.ops.find((op) => op.kind === "file" && op.path === "old/f1");
+      writeFileSync(join(ws.path, ".harness", staging ?? "", first?.staged ?? ""), "planted\n");
+      const recovered = await runCli(["recover"], { env });
+      expect(recovered.stderr).toContain("old/f1: its staged content changed since it was staged");
+      expect(readFileSync(join(ws.path, "old", "f1"), "utf8")).toBe("old 1\n");
+      expect(readFileSync(join(ws.path, "old", "f2"), "utf8")).toBe("new 2\n");
+    } finally {
+      await removeCopyContainers(ws.path);
+    }
+  });
+
   it("`harness recover` finishes an apply killed after its commit point, and says when there is nothing to do", async () => {
     using ws = makeWorkspace();
     seed(ws.path);

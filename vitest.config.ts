@@ -14,7 +14,7 @@ export default defineConfig({
         // One file at a time: these share one Docker engine on a 2-core machine.
         test: {
           name: "docker",
-          include: ["test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          include: ["test/integration/**/*.test.ts", "test/e2e/**/*.test.ts", "test/faults/**/*.test.ts"],
           fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 600_000,

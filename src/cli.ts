@@ -366,6 +366,16 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       exitCode = await restoreGitCommand(id);
     });
 
+  program
+    .command("recover")
+    .description(
+      "finish a copy-mode apply that was interrupted after its commit point, or undo one interrupted before it (every workspace; the next command on a workspace does it for that workspace too)",
+    )
+    .action(async () => {
+      const { recoverCommand } = await import("./cli/runs/recover-command.js");
+      exitCode = await recoverCommand();
+    });
+
   addSettings(
     engineOptions(program.command("doctor")).description(
       "check whether harness can run here: engine, runtimes, image, workspace, disk",

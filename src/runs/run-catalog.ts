@@ -10,18 +10,22 @@ import { costUsd, resolvePricing } from "../model/pricing.js";
 import { startOfRunId } from "../state/run-layout.js";
 import { type ActivityOptions, isRecentlyWritten, isRunActive } from "./run-activity.js";
 import { type RunFiles, scanRunsDir } from "./run-files.js";
+import { runLiveness } from "./run-liveness.js";
 import { summarizeTranscript, type TranscriptSummary } from "./run-summary.js";
 import { SummaryIndex } from "./summary-index.js";
 
 /**
  * How a run ended, as listed: the run_end status, or
  * `running` (no run_end yet and its process is alive or it was written within the last minute),
- * `unfinished` (no run_end and nothing is writing it: killed or crashed),
+ * `interrupted` (no run_end, and the process that ran it, recorded in run-liveness.ts, is gone:
+ * killed or crashed; `--continue` goes on with it), `unfinished` (the same for a run recorded before
+ * that record existed: nothing is writing it),
  * `corrupt` / `unreadable` / `empty` (the transcript), `orphaned` (saved outputs without a transcript).
  */
 export type RunStatus =
   | ExitStatus
   | "running"
+  | "interrupted"
   | "unfinished"
   | "corrupt"
   | "unreadable"
@@ -55,6 +59,8 @@ export interface CatalogOptions {
   now?: number;
   /** Process check, for tests. */
   isAlive?: (pid: number) => boolean;
+  /** Check of a run's live record (run-liveness.ts), for tests. */
+  liveness?: (id: string) => "alive" | "gone" | undefined;
   /** Keep and use `.index.json` (what each transcript said when last listed). Default true. */
   index?: boolean;
 }
@@ -67,8 +73,9 @@ export function listRuns(dir: string, options: CatalogOptions = {}): RunListing[
   const price = pricer(options.env ?? process.env);
   const activity: ActivityOptions = { now, ...(options.isAlive ? { isAlive: options.isAlive } : {}) };
   const index = SummaryIndex.load(dir, options.index ?? true);
+  const liveness = options.liveness ?? ((id: string) => runLiveness(dir, id));
   const runs = scan.runs
-    .map((files) => describeRun(files, activity, index, price))
+    .map((files) => describeRun(files, activity, index, price, liveness))
     .sort((a, b) => b.startedMs - a.startedMs || (a.id < b.id ? 1 : -1));
   index.save();
   return runs;
@@ -79,6 +86,7 @@ function describeRun(
   activity: ActivityOptions,
   index: SummaryIndex,
   price: (model: string, usage: TokenUsage) => number | null,
+  liveness: (id: string) => "alive" | "gone" | undefined,
 ): RunListing {
   const path = files.transcriptPath;
   const summary =
@@ -89,10 +97,16 @@ function describeRun(
         );
   // The process check only where it changes the status: a run that has not ended. An ended run is
   // active only while it is being written (an interactive session between prompts).
+  const ended = summary?.state === "ok" && summary.status !== undefined;
+  // The run's own record of its process, when it has one, decides: the file times only guess.
+  const live = ended || summary === undefined ? undefined : liveness(files.id);
   const active =
-    summary?.state === "ok" && summary.status !== undefined
-      ? isRecentlyWritten(files.modifiedMs, activity.now)
-      : isRunActive(files.id, files.modifiedMs, activity);
+    live !== undefined
+      ? live === "alive"
+      : ended
+        ? isRecentlyWritten(files.modifiedMs, activity.now)
+        : isRunActive(files.id, files.modifiedMs, activity);
+  const stopped = live === "gone" ? "interrupted" : "unfinished";
   const base = {
     id: files.id,
     modifiedMs: files.modifiedMs,
@@ -117,8 +131,8 @@ function describeRun(
     };
   }
   let status: RunStatus;
-  if (summary.state === "ok") status = summary.status ?? (active ? "running" : "unfinished");
-  else if (summary.state === "empty") status = active ? "running" : "empty";
+  if (summary.state === "ok") status = summary.status ?? (active ? "running" : stopped);
+  else if (summary.state === "empty") status = active ? "running" : live === "gone" ? "interrupted" : "empty";
   else status = summary.state;
   const problem =
     summary.problem ??

@@ -13,6 +13,7 @@ import type { MessageParam } from "../../model/model-client.js";
 import { createRunOutput } from "../../output/run-output.js";
 import { pruneAfterRun } from "../../runs/retention.js";
 import { keepRunActive } from "../../runs/run-heartbeat.js";
+import { markRunLive } from "../../runs/run-liveness.js";
 import { newRunId, outputsDirOf, runsDir, transcriptPathOf } from "../../state/run-layout.js";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
 import { OutputStore } from "../../tools/output-store.js";
@@ -62,6 +63,8 @@ export async function runCommand(
   const transcriptPath = continued?.transcriptPath ?? flags.transcript ?? defaultTranscriptPath(runId);
   // From now until this process ends, other harness processes see the continued run as running.
   using _active = continued === undefined ? undefined : keepRunActive(continued.transcriptPath);
+  // Until this process ends the run: killed before, `harness runs` lists it as interrupted.
+  using _live = markRunLive(runsDir(), runId);
   if (continued !== undefined) reportContinuing(continued);
   if (fork !== undefined) reportFork(fork, sandboxConfig.workspace);
   const { model: modelId, maxBudgetUsd } = agentConfig;

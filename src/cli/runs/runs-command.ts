@@ -56,6 +56,12 @@ export async function runsListCommand(
   }
   const table = formatRunTable(runs, { now, ...(io.columns === undefined ? {} : { columns: io.columns }) });
   say(io, `${table.join("\n")}\n`);
+  const interrupted = runs.find((run) => run.status === "interrupted");
+  if (interrupted !== undefined)
+    say(
+      io,
+      `interrupted: its harness process is gone (killed) and the run never ended; \`harness run --resume ${interrupted.id}\` (or --continue in its workspace) goes on with its conversation, a tool call it was in answered as not completed\n`,
+    );
   const bytes = runs.reduce(
     (sum, run) => sum + run.transcriptBytes + run.outputsBytes + run.checkpointsBytes,
     0,

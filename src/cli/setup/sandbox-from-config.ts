@@ -1,6 +1,7 @@
 /** Opens the workspace's sandbox with the CLI's settings; build progress goes to stderr. */
 import type { SandboxConfig } from "../../config.js";
 import { CanceledError } from "../../errors.js";
+import { recoverApplies } from "../../sandbox/copy/journal/apply-commit.js";
 import { DockerSandbox } from "../../sandbox/docker/docker-sandbox.js";
 import type { KubernetesSandbox } from "../../sandbox/kubernetes/kubernetes-sandbox.js";
 import type { PublishMonitor } from "../../sandbox/sandbox.js";
@@ -31,6 +32,8 @@ export async function openSandbox(
   const say =
     options.progress ??
     ((line: string) => process.stderr.write(`harness: ${sanitizeForTerminal(line, { oneLine: true })}\n`));
+  // A copy-mode apply to this workspace that was killed is finished (or undone) before anything reads it.
+  for (const { line } of await recoverApplies(process.env, config.workspace)) say(line);
   // Every sandbox, whatever the command: what it could write includes a `.env` harness loads later.
   const watch = watchEnvFiles(config.workspace);
   // What devcontainer.json asked for and did not get: said when its container is made (or when the

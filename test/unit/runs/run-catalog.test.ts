@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../../src/errors.js";
 import { findRun, listRuns } from "../../../src/runs/run-catalog.js";
+import { liveDirOf, markRunLive, runLiveness } from "../../../src/runs/run-liveness.js";
 import { INDEX_FILE } from "../../../src/runs/summary-index.js";
 import { DEAD_PID, makeStateHome, runIdAt, usageOf, writeRun } from "../../support/run-fixtures.js";
 
@@ -97,6 +98,48 @@ describe("listRuns", () => {
       ["b", "running", true],
       ["c", "unfinished", false],
     ]);
+  });
+
+  it("a run without run_end whose live record names a process that is gone is interrupted, even just written", () => {
+    using state = makeStateHome();
+    const started = (hours: number) => ({ startMs: NOW - hours * HOUR });
+    const killed = runIdAt(NOW - 2 * HOUR, 4242);
+    const alive = runIdAt(NOW - 3 * HOUR, 4343);
+    const ended = runIdAt(NOW - 4 * HOUR, 4444);
+    // The killed one was written a second ago and its id's pid is alive (reused): the record decides.
+    writeRun(state.runs, killed, { ...started(2), mtimeMs: NOW - 1_000, run: { task: "killed" } });
+    writeRun(state.runs, alive, { ...started(3), mtimeMs: NOW - HOUR, run: { task: "alive" } });
+    writeRun(state.runs, ended, {
+      ...started(4),
+      mtimeMs: NOW - HOUR,
+      run: { task: "ended", end: { status: "submitted", turns: 1, usage: usageOf(0, 0) } },
+    });
+    const live = new Map([
+      [killed, "gone"],
+      [alive, "alive"],
+      [ended, "gone"],
+    ] as const);
+    const runs = listRuns(state.runs, { now: NOW, isAlive: () => true, liveness: (id) => live.get(id) });
+    expect(runs.map((run) => [run.task, run.status, run.active])).toEqual([
+      ["killed", "interrupted", false],
+      ["alive", "running", true],
+      ["ended", "submitted", false],
+    ]);
+  });
+
+  it("reads the live record a run keeps while it runs, and none once it is disposed", () => {
+    using state = makeStateHome();
+    const id = runIdAt(NOW, process.pid);
+    {
+      using _live = markRunLive(state.runs, id);
+      expect(runLiveness(state.runs, id)).toBe("alive");
+      writeFileSync(
+        join(liveDirOf(state.runs), `${id}.json`),
+        JSON.stringify({ pid: process.pid, started: "1" }),
+      );
+      expect(runLiveness(state.runs, id)).toBe("gone");
+    }
+    expect(runLiveness(state.runs, id)).toBeUndefined();
   });
 
   it("has no runs when the directory does not exist, and ignores links and other files", () => {

@@ -9,12 +9,13 @@
 import type { Readable } from "node:stream";
 import { extract as tarExtract } from "tar-stream";
 import { SandboxError } from "../../../errors.js";
+import type { TreeEntry } from "../../copy/tree-diff.js";
 import { SANDBOX_DEFAULTS } from "../../sandbox-request.js";
 import { withBeneath } from "../paths/beneath.js";
 import { safeComponents } from "../paths/strict-paths.js";
 import { resolveLinksAgain } from "./recheck-written-links.js";
 import type { ExtractResult, ExtractState, StrictExtractOptions } from "./strict-extract-types.js";
-import { writeEntry } from "./write-extract-entry.js";
+import { type TarEntry, writeEntry } from "./write-extract-entry.js";
 
 export type { Refusal } from "../paths/strict-paths.js";
 export type { ExtractResult, StrictExtractOptions } from "./strict-extract-types.js";
@@ -34,10 +35,37 @@ async function extractBeneath(
   options: StrictExtractOptions,
   beneath: ExtractState["beneath"],
 ): Promise<ExtractResult> {
+  const state: ExtractState = { beneath, total: 0, links: [] };
+  const { result } = await readEntries(source, options, state, writeEntry);
+  if (state.links.length > 0)
+    await resolveLinksAgain(beneath, state.links, options.recheckLinks ?? [], result);
+  return result;
+}
+
+/** What is done with one entry that passed the name checks: a reason it is refused, or undefined. */
+export type EntryHandler = (
+  entry: TarEntry,
+  parts: string[],
+  wanted: TreeEntry | undefined,
+  refusedPaths: string[],
+  state: ExtractState,
+  options: StrictExtractOptions,
+  result: ExtractResult,
+) => Promise<string | undefined>;
+
+/**
+ * Reads the archive entry by entry with every check on names, counts and what was reviewed, and hands
+ * each entry to be written (or staged) to `handle`. Returns the results and the paths refused so far.
+ */
+export async function readEntries(
+  source: Readable,
+  options: StrictExtractOptions,
+  state: ExtractState,
+  handle: EntryHandler,
+): Promise<{ result: ExtractResult; refusedPaths: string[] }> {
   const result: ExtractResult = { written: [], refused: [], notes: [] };
   const refusedPaths: string[] = [];
   const seen = new Set<string>();
-  const state: ExtractState = { beneath, total: 0, links: [] };
   const extract = tarExtract();
   source.on("error", (error) => extract.destroy(error));
   source.pipe(extract);
@@ -70,7 +98,7 @@ async function extractBeneath(
         const wanted = options.expected?.get(path);
         if (wanted) seen.add(path);
         if (!options.expected || wanted) {
-          const refused = await writeEntry(entry, parts, wanted, refusedPaths, state, options, result);
+          const refused = await handle(entry, parts, wanted, refusedPaths, state, options, result);
           if (refused) refuse(refused, path);
         }
       }
@@ -81,9 +109,7 @@ async function extractBeneath(
   for (const path of options.expected?.keys() ?? []) {
     if (!seen.has(path)) result.refused.push({ path, reason: "missing from the sandbox's archive" });
   }
-  if (state.links.length > 0)
-    await resolveLinksAgain(beneath, state.links, options.recheckLinks ?? [], result);
-  return result;
+  return { result, refusedPaths };
 }
 
 async function drain(entry: AsyncIterable<unknown>): Promise<void> {

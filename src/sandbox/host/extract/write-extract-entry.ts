@@ -12,18 +12,25 @@ export type TarEntry = AsyncIterable<unknown> & { header: Header };
 const GiB = 1024 ** 3;
 const SPECIAL = new Set(["character-device", "block-device", "fifo"]);
 
-export async function writeEntry(
-  entry: TarEntry,
+/** The entry's type as written: "file", "directory", "symlink", or one that is refused. */
+export function entryType(h: Header): string {
+  return h.type === "contiguous-file" ? "file" : (h.type ?? "file");
+}
+
+/**
+ * Why the entry is refused on what its header says and what was reviewed (path policy, type, mode,
+ * link text, sizes), before anything is written; undefined when it may be written.
+ */
+export function checkEntry(
+  h: Header,
   parts: string[],
   wanted: TreeEntry | undefined,
-  refusedPaths: string[],
+  refusedPaths: readonly string[],
   state: ExtractState,
   options: StrictExtractOptions,
-  result: ExtractResult,
-): Promise<string | undefined> {
+): string | undefined {
   const path = parts.join("/");
-  const h = entry.header;
-  const type = h.type === "contiguous-file" ? "file" : (h.type ?? "file");
+  const type = entryType(h);
   const inside = refusedPaths.find((d) => path.startsWith(`${d}/`));
   if (inside) return `inside ${inside}, which was refused`;
   const policy = options.refusePath?.(path, type);
@@ -49,6 +56,25 @@ export async function writeEntry(
   if (state.total + size > (options.maxTotalBytes ?? GiB)) {
     return `total size limit reached (${options.maxTotalBytes ?? GiB} bytes)`;
   }
+  return undefined;
+}
+
+export async function writeEntry(
+  entry: TarEntry,
+  parts: string[],
+  wanted: TreeEntry | undefined,
+  refusedPaths: string[],
+  state: ExtractState,
+  options: StrictExtractOptions,
+  result: ExtractResult,
+): Promise<string | undefined> {
+  const h = entry.header;
+  const refused = checkEntry(h, parts, wanted, refusedPaths, state, options);
+  if (refused) return refused;
+  const path = parts.join("/");
+  const type = entryType(h);
+  const mode = (h.mode ?? 0o644) & 0o777;
+  const size = h.size ?? 0;
   const { beneath } = state;
   let parent = await checkParents(beneath, parts, true);
   if (typeof parent === "string") return parent;

@@ -176,16 +176,26 @@ export async function checkParents(
   }
 }
 
+/** Removes `name` in `parent` (a directory only when empty); `info` is its lstat. */
+export type RemoveEntry = (parent: BeneathDir, name: string, info: Stats) => Promise<void>;
+
+const removeEntry: RemoveEntry = async (parent, name, info) => {
+  if (info.isDirectory()) await rmdir(parent.at(name));
+  else await unlink(parent.at(name));
+};
+
 /**
  * Deletes workspace-relative paths under `root`, children before parents, never following a
  * symlink: a symlink is removed itself, a directory only when empty (one that still holds files
  * which were never copied into the sandbox is kept and reported). A path `refusePath` refuses is
- * kept with everything under it.
+ * kept with everything under it. `remove` does the removal itself (copy mode's apply moves files
+ * aside instead).
  */
 export async function strictDelete(
   root: string,
   paths: readonly string[],
   refusePath?: (path: string) => string | undefined,
+  remove: RemoveEntry = removeEntry,
 ): Promise<{ deleted: string[]; refused: Refusal[] }> {
   const deleted: string[] = [];
   const refused: Refusal[] = [];
@@ -213,8 +223,7 @@ export async function strictDelete(
       const info = await lstat(parent.at(name)).catch(() => undefined);
       if (!info) continue;
       try {
-        if (info.isDirectory()) await rmdir(parent.at(name));
-        else await unlink(parent.at(name));
+        await remove(parent, name, info);
         deleted.push(path);
       } catch (error) {
         const why =

@@ -1,0 +1,213 @@
+/**
+ * The fault suite for copy mode's apply: harness is SIGKILLed at each step of `exec --isolation copy
+ * --apply` (src/faults/fault-point.ts, test-only), then the host is checked: nothing lost, and the
+ * next command leaves the workspace entirely old (killed before the commit point) or entirely new
+ * (after it), with nothing of harness's left behind.
+ */
+import { execFileSync } from "node:child_process";
+import {
+  chownSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Docker from "dockerode";
+import { afterAll, describe, expect, it } from "vitest";
+import { skipDocker } from "../support/docker-available.js";
+import { runCli } from "../support/run-cli.js";
+import { makeWorkspace, TEST_GID, TEST_UID } from "../support/workspace.js";
+
+const REWRITTEN = 40;
+const ADDED = 60;
+const DELETED = 10;
+
+/** The task: rewrites old/*, deletes gone/ whole, adds new/*. */
+const TASK = [
+  `for i in $(seq 1 ${REWRITTEN}); do echo "new $i" > old/f$i; done`,
+  "rm -r gone",
+  "mkdir new",
+  `for i in $(seq 1 ${ADDED}); do echo "added $i" > new/n$i; done`,
+].join("; ");
+
+function own(path: string): void {
+  if (process.getuid?.() === 0) chownSync(path, TEST_UID, TEST_GID);
+}
+
+function seed(root: string): void {
+  for (const dir of ["old", "gone"]) {
+    mkdirSync(join(root, dir));
+    own(join(root, dir));
+  }
+  for (let i = 1; i <= REWRITTEN; i++) writeFileSync(join(root, "old", `f${i}`), `old ${i}\n`);
+  for (let i = 1; i <= DELETED; i++) writeFileSync(join(root, "gone", `g${i}`), `gone ${i}\n`);
+  for (const dir of ["old", "gone"])
+    for (const name of readdirSync(join(root, dir))) own(join(root, dir, name));
+}
+
+/** Every path under `root` with its content ("dir" for a directory). */
+function snapshot(root: string, rel = ""): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(join(root, rel)).sort()) {
+    const path = rel === "" ? name : `${rel}/${name}`;
+    if (lstatSync(join(root, path)).isDirectory()) {
+      out[path] = "dir";
+      Object.assign(out, snapshot(root, path));
+    } else out[path] = readFileSync(join(root, path), "utf8");
+  }
+  return out;
+}
+
+function expectedNew(): Record<string, string> {
+  const out: Record<string, string> = { old: "dir", new: "dir" };
+  for (let i = 1; i <= REWRITTEN; i++) out[`old/f${i}`] = `new ${i}\n`;
+  for (let i = 1; i <= ADDED; i++) out[`new/n${i}`] = `added ${i}\n`;
+  return out;
+}
+
+const states: string[] = [];
+function stateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "harness-fault-state-"));
+  states.push(dir);
+  return dir;
+}
+
+/** The copy containers a killed harness left (it had no chance to remove them). */
+async function removeCopyContainers(workspace: string): Promise<void> {
+  const docker = new Docker();
+  const found = await docker.listContainers({
+    all: true,
+    filters: { label: [`dev.harness.workspace=copy:${workspace}`] },
+  });
+  for (const c of found)
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true, v: true })
+      .catch(() => {});
+}
+
+afterAll(() => {
+  for (const dir of states) rmSync(dir, { recursive: true, force: true });
+});
+
+/** [fault point, what the next command must leave: the old workspace or the new one] */
+const POINTS: [string, "old" | "new"][] = [
+  ["apply:staging", "old"],
+  ["apply:staged", "old"],
+  ["apply:committed", "new"],
+  ["apply:deleted", "new"],
+  ["apply:placing", "new"],
+  ["apply:placed", "new"],
+];
+
+describe.skipIf(skipDocker)("copy mode's apply, killed at each step", () => {
+  for (const [point, after] of POINTS) {
+    it(`SIGKILL at ${point}: nothing is lost, and the next command leaves the ${after} workspace`, async () => {
+      using ws = makeWorkspace();
+      seed(ws.path);
+      const before = snapshot(ws.path);
+      const wanted = expectedNew();
+      const env = { XDG_STATE_HOME: stateDir() };
+      try {
+        const killed = await runCli(["exec", "--isolation", "copy", "--apply", "-w", ws.path, "--", TASK], {
+          env: { ...env, HARNESS_FAULT_POINT: `${point}:kill` },
+        });
+        expect(killed.code, killed.stderr).toBeNull();
+        expect(killed.stderr).not.toContain("applied to");
+        // Nothing lost at the kill itself: every file holds its old or its new content, and git
+        // (if the user runs it now) sees nothing of the staging.
+        const mid = snapshot(ws.path);
+        for (const [path, content] of Object.entries(mid)) {
+          if (path.startsWith(".harness")) continue;
+          expect([before[path], wanted[path]], path).toContain(content);
+        }
+        execFileSync("git", ["-c", "safe.directory=*", "init", "-q", ws.path]);
+        const status = execFileSync(
+          "git",
+          ["-c", "safe.directory=*", "-C", ws.path, "status", "--porcelain"],
+          {
+            encoding: "utf8",
+          },
+        );
+        expect(status).not.toContain(".harness");
+        rmSync(join(ws.path, ".git"), { recursive: true, force: true });
+        await removeCopyContainers(ws.path);
+
+        // The next command on the workspace finishes or undoes the apply, in one line, before it reads it.
+        const next = await runCli(
+          ["exec", "--isolation", "copy", "--no-apply", "-w", ws.path, "--", "true"],
+          {
+            env,
+          },
+        );
+        expect(next.code, next.stderr).toBe(0);
+        const line =
+          after === "new"
+            ? "finished an interrupted copy-mode apply"
+            : "rolled back an interrupted copy-mode apply";
+        expect(next.stderr).toContain(`harness: ${line} to ${ws.path}`);
+        expect(snapshot(ws.path)).toEqual(after === "new" ? wanted : before);
+        expect(readdirSync(join(env.XDG_STATE_HOME, "harness", "applies"))).toEqual([]);
+      } finally {
+        await removeCopyContainers(ws.path);
+      }
+    });
+  }
+
+  it("a staged file changed before the apply is finished is refused, not put in place", async () => {
+    using ws = makeWorkspace();
+    seed(ws.path);
+    const env = { XDG_STATE_HOME: stateDir() };
+    try {
+      const killed = await runCli(["exec", "--isolation", "copy", "--apply", "-w", ws.path, "--", TASK], {
+        env: { ...env, HARNESS_FAULT_POINT: "apply:committed:kill" },
+      });
+      expect(killed.code, killed.stderr).toBeNull();
+      const [staging] = readdirSync(join(ws.path, ".harness"));
+      const journal = JSON.parse(
+        readFileSync(
+          join(env.XDG_STATE_HOME, "harness", "applies", `${staging?.slice("apply-".length)}.json`),
+          "utf8",
+        ),
+      ) as { ops: { kind: string; path: string; staged?: string }[] };
+      const first = journal.ops.find((op) => op.kind === "file" && op.path === "old/f1");
+      writeFileSync(join(ws.path, ".harness", staging ?? "", first?.staged ?? ""), "planted\n");
+      const recovered = await runCli(["recover"], { env });
+      expect(recovered.stderr).toContain("old/f1: its staged content changed since it was staged");
+      expect(readFileSync(join(ws.path, "old", "f1"), "utf8")).toBe("old 1\n");
+      expect(readFileSync(join(ws.path, "old", "f2"), "utf8")).toBe("new 2\n");
+    } finally {
+      await removeCopyContainers(ws.path);
+    }
+  });
+
+  it("`harness recover` finishes an apply killed after its commit point, and says when there is nothing to do", async () => {
+    using ws = makeWorkspace();
+    seed(ws.path);
+    const env = { XDG_STATE_HOME: stateDir() };
+    try {
+      const killed = await runCli(["exec", "--isolation", "copy", "--apply", "-w", ws.path, "--", TASK], {
+        env: { ...env, HARNESS_FAULT_POINT: "apply:deleted:kill" },
+      });
+      expect(killed.code, killed.stderr).toBeNull();
+      const recovered = await runCli(["recover"], { env });
+      expect(recovered.code).toBe(0);
+      expect(recovered.stderr).toBe(
+        `harness: finished an interrupted copy-mode apply to ${ws.path}: ${REWRITTEN + ADDED + 1} written, 0 deleted, 0 refused\n`,
+      );
+      expect(snapshot(ws.path)).toEqual(expectedNew());
+      const again = await runCli(["recover"], { env });
+      expect(again).toMatchObject({
+        code: 0,
+        stderr: "harness: no interrupted copy-mode apply to recover\n",
+      });
+    } finally {
+      await removeCopyContainers(ws.path);
+    }
+  });
+});

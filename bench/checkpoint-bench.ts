@@ -19,6 +19,7 @@ import { hostSnapshots } from "../src/checkpoints/host-snapshot.js";
 import { RunCheckpointer, type SnapshotFn } from "../src/checkpoints/run-checkpointer.js";
 import { takeSnapshot } from "../src/checkpoints/snapshot.js";
 import { envInt, formatTable, ms, type Summary, summarize } from "./stats.js";
+import { storedBytes } from "./stored-bytes.js";
 
 const FILES = envInt("BENCH_FILES", 10_000);
 const ITERATIONS = envInt("BENCH_ITERATIONS", 30);
@@ -27,31 +28,6 @@ const PER_DIR = 100;
 const base = mkdtempSync(join(tmpdir(), "harness-checkpoint-bench-"));
 const root = join(base, "workspace");
 const shared = join(base, "state", "checkpoints", "blobs");
-
-/** Bytes of every file under `dirs` (blobs: each inode once, wherever it is linked). */
-function storedBytes(...dirs: string[]): number {
-  let bytes = 0;
-  const seen = new Set<number>();
-  const walk = (at: string) => {
-    for (const entry of readdirSync(at, { withFileTypes: true })) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else {
-        const info = lstatSync(path);
-        if (!seen.has(info.ino)) bytes += info.size;
-        seen.add(info.ino);
-      }
-    }
-  };
-  for (const dir of dirs) {
-    try {
-      walk(dir);
-    } catch {
-      // Nothing stored yet.
-    }
-  }
-  return bytes;
-}
 
 /** As `harness run` builds it in bind mode; `watched: false` walks at every step. */
 function checkpointer(run: string, watched = true): RunCheckpointer {
@@ -80,7 +56,7 @@ try {
     if (i % PER_DIR === 0) mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, `f${i}.txt`), `${"x".repeat(200 + ((i * 37) % 8000))}\n${i}\n`);
   }
-  const all = () => storedBytes(join(base, "runs"), join(base, "state"));
+  const all = () => storedBytes([join(base, "runs"), join(base, "state")]);
   const steps = () => lstatSync(join(base, "runs", "first.checkpoints", STEPS_FILE)).size;
   const call = { id: "toolu_bench", name: "bash", input: {} };
 

@@ -31,6 +31,7 @@ import { RunCheckpointer } from "../src/checkpoints/run-checkpointer.js";
 import { E2E_KEY, E2E_MODEL } from "../test/support/fake-api-fixture.js";
 import { startFakeMessagesApi, textReply, toolUseReply } from "../test/support/fake-messages-api.js";
 import { envInt, formatTable, ms, runProcess, summarize } from "./stats.js";
+import { storedBytes } from "./stored-bytes.js";
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const CLI = join(ROOT, "bin", "harness.mjs");
@@ -42,31 +43,6 @@ const PER_DIR = 100;
 const SANDBOX_UID = 1000;
 
 const base = mkdtempSync(join(tmpdir(), "harness-checkpoint-ignore-bench-"));
-
-/** Disk used by every file under `dirs` (blocks: a 20-byte blob takes 4 KiB), each inode once. */
-function storedBytes(...dirs: string[]): number {
-  let bytes = 0;
-  const seen = new Set<number>();
-  const walk = (at: string) => {
-    for (const entry of readdirSync(at, { withFileTypes: true })) {
-      const path = join(at, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else {
-        const info = lstatSync(path);
-        if (!seen.has(info.ino)) bytes += info.blocks * 512;
-        seen.add(info.ino);
-      }
-    }
-  };
-  for (const dir of dirs) {
-    try {
-      walk(dir);
-    } catch {
-      // Nothing stored yet.
-    }
-  }
-  return bytes;
-}
 
 function makeProject(root: string): void {
   mkdirSync(join(root, "src"), { recursive: true });
@@ -109,7 +85,7 @@ async function inProcess(root: string): Promise<string> {
     let started = performance.now();
     await checkpointer.start();
     const firstMs = performance.now() - started;
-    const firstBytes = storedBytes(state);
+    const firstBytes = storedBytes([state], "disk");
     const steps: number[] = [];
     for (let i = 0; i < STEPS; i++) {
       appendFileSync(join(root, "log.txt"), `step ${i}\n`);
@@ -127,7 +103,7 @@ async function inProcess(root: string): Promise<string> {
       ms(s.medianMs),
       ms(s.p90Ms),
       ms(s.maxMs),
-      kib((storedBytes(state) - firstBytes) / STEPS),
+      kib((storedBytes([state], "disk") - firstBytes) / STEPS),
     ]);
   }
   return formatTable(["", "first snapshot", "stored", "step median", "p90", "max", "stored per step"], rows);
@@ -162,7 +138,7 @@ async function cli(root: string): Promise<string> {
     const wall = performance.now() - started;
     if (run.code !== 0)
       throw new Error(`harness run ${mode} exited ${run.code}: ${run.stderr.trim().slice(-400)}`);
-    rows.push([mode, `${(wall / 1000).toFixed(1)} s`, mib(storedBytes(state))]);
+    rows.push([mode, `${(wall / 1000).toFixed(1)} s`, mib(storedBytes([state], "disk"))]);
   }
   await runProcess(process.execPath, [CLI, "rm", "--workspace", root], { cwd: ROOT });
   return formatTable([`${STEPS} steps`, "wall time", "state written"], rows);

@@ -79,6 +79,23 @@ function markedProcesses(): string[] {
   return out.split("\n").filter((line) => line.includes(`sleep ${MARK_SECONDS}`));
 }
 
+/**
+ * Every process in the container (PID 1, the executor, the relay) has the owner's real uid while the
+ * session runs; once it has ended, no marked process is left on the host and no container is kept.
+ */
+async function expectOnlyTheOwnerThenNothing(sandbox: DockerSandbox, workspace: string): Promise<void> {
+  const census = await sandbox.exec(
+    "for s in /proc/[0-9]*/status; do awk '/^Uid:/ {print $2}' \"$s\" 2>/dev/null; done | sort -u",
+  );
+  expect(census.exitCode, census.stderr).toBe(0);
+  expect(census.stdout.trim().split("\n")).toEqual([String(TEST_UID)]);
+  // The executor ran: the image's python3, as the commands' uid.
+  expect(sandbox.commandPath).toBe("executor");
+  await sandbox.stop();
+  expect(markedProcesses()).toEqual([]);
+  expect(await workspaceContainers(workspace)).toEqual([]);
+}
+
 describe.skipIf(skipDocker)(
   "adversarial: an image's own binaries as harness's machinery",
   { timeout: 240_000 },
@@ -103,17 +120,7 @@ describe.skipIf(skipDocker)(
         using ws = makeWorkspace("harness-trojan-");
         try {
           const sandbox = await DockerSandbox.open({ workspace: ws.path, image, isolation });
-          // Every process in the container, PID 1 and the executor included, by real uid.
-          const census = await sandbox.exec(
-            "for s in /proc/[0-9]*/status; do awk '/^Uid:/ {print $2}' \"$s\" 2>/dev/null; done | sort -u",
-          );
-          expect(census.exitCode, census.stderr).toBe(0);
-          expect(census.stdout.trim().split("\n")).toEqual([String(TEST_UID)]);
-          // The executor ran: the image's python3, as the commands' uid.
-          expect(sandbox.commandPath).toBe("executor");
-          await sandbox.stop();
-          expect(markedProcesses()).toEqual([]);
-          expect(await workspaceContainers(ws.path)).toEqual([]);
+          await expectOnlyTheOwnerThenNothing(sandbox, ws.path);
         } finally {
           await removeWorkspaceContainers(ws.path);
         }
@@ -130,13 +137,7 @@ describe.skipIf(skipDocker)(
           egressLookup: loopbackLookup,
         });
         expect(sandbox.description.network).toBe("allowlist");
-        const census = await sandbox.exec(
-          "for s in /proc/[0-9]*/status; do awk '/^Uid:/ {print $2}' \"$s\" 2>/dev/null; done | sort -u",
-        );
-        expect(census.stdout.trim().split("\n")).toEqual([String(TEST_UID)]);
-        await sandbox.stop();
-        expect(markedProcesses()).toEqual([]);
-        expect(await workspaceContainers(ws.path)).toEqual([]);
+        await expectOnlyTheOwnerThenNothing(sandbox, ws.path);
       } finally {
         await removeWorkspaceContainers(ws.path);
       }

@@ -161,7 +161,7 @@ async function hold(cluster: Cluster, pod: V1Pod): Promise<boolean> {
     await cluster.core.replaceNamespacedPod({
       name,
       namespace: cluster.namespace,
-      body: { ...pod, metadata: { ...pod.metadata, annotations } },
+      body: { ...pod, apiVersion: "v1", kind: "Pod", metadata: { ...pod.metadata, annotations } },
     });
     return true;
   } catch (error) {
@@ -185,7 +185,7 @@ export async function letGo(cluster: Cluster, name: string): Promise<void> {
       await cluster.core.replaceNamespacedPod({
         name,
         namespace: cluster.namespace,
-        body: { ...pod, metadata: { ...pod.metadata, annotations } },
+        body: { ...pod, apiVersion: "v1", kind: "Pod", metadata: { ...pod.metadata, annotations } },
       });
       return;
     } catch (error) {

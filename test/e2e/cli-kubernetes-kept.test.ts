@@ -10,6 +10,7 @@ import type { V1Pod } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectCluster } from "../../src/sandbox/kubernetes/api/kube-client.js";
 import { ANNOTATION_IDLE_SINCE, LABEL_KEPT } from "../../src/sandbox/kubernetes/pod/kept-pod.js";
+import { quantity } from "../../src/sandbox/kubernetes/pod/pod-hardening.js";
 import { LABEL_WORKSPACE_HASH, workspaceHash } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
 import { skipKubernetes, TEST_NAMESPACE, testKubeconfig } from "../support/kubernetes-available.js";
 import { runCli, spawnCli } from "../support/run-cli.js";
@@ -62,7 +63,7 @@ describe.skipIf(skipKubernetes)("the CLI's kept pod on --engine kubernetes", { t
     expect(kept?.metadata?.labels?.[LABEL_KEPT]).toBe("true");
     expect(kept?.metadata?.annotations?.[ANNOTATION_IDLE_SINCE]).toBeDefined();
     const ps = await runCli(["ps", "--engine", "kubernetes"], { env: env() });
-    expect(ps.stdout).toContain(`${kept?.metadata?.name}  Running, kept, idle`);
+    expect(ps.stdout).toMatch(new RegExp(`^${kept?.metadata?.name}\\s+Running, kept, idle \\d+ min`, "m"));
 
     writeHostFile(ws.path, "in.txt", "changed on the host\n");
     const second = await exec(
@@ -86,7 +87,7 @@ describe.skipIf(skipKubernetes)("the CLI's kept pod on --engine kubernetes", { t
     const now = await podsOf(ws.path);
     expect(now).toHaveLength(1);
     expect(now[0]?.metadata?.uid).not.toBe(before?.metadata?.uid);
-    expect(now[0]?.spec?.containers[0]?.resources?.limits?.["memory"]).toBe(String(300 * 1024 ** 2));
+    expect(quantity(now[0]?.spec?.containers[0]?.resources?.limits?.["memory"])).toBe(300 * 1024 ** 2);
 
     const rm = await runCli(["rm", "--engine", "kubernetes", "-w", ws.path], { env: env() });
     expect(rm.code, rm.stderr).toBe(0);

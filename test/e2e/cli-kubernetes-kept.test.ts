@@ -53,7 +53,7 @@ describe.skipIf(skipKubernetes)("the CLI's kept pod on --engine kubernetes", { t
     writeHostFile(ws.path, "in.txt", "first\n");
     const first = await exec(
       ws.path,
-      `cat in.txt; echo unapplied > made.txt; echo scratch > /tmp/scratch; echo dot > ~/.dot; (setsid sleep 4321 >/dev/null 2>&1 &); sleep 1; ${PROCESSES} | grep -c 'sleep 432[1]'`,
+      `cat in.txt; echo unapplied > made.txt; echo scratch > /tmp/scratch; echo dot > ~/.dot; (setsid sleep 43$((20 + 1)) >/dev/null 2>&1 &); sleep 1; ${PROCESSES} | grep -c 'sleep 432[1]'`,
     );
     expect(first.code, first.stderr).toBe(0);
     // The sleep outlives the command: only the end of the session ends it.

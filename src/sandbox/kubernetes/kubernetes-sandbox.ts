@@ -121,6 +121,8 @@ export class KubernetesSandbox implements Sandbox {
   }
 
   static async open(options: KubernetesSandboxOptions): Promise<KubernetesSandbox> {
+    const t0 = performance.now();
+    const since = () => Math.round(performance.now() - t0);
     const { cluster, settings, workspace, user } = await planPod(options);
     const d = SANDBOX_DEFAULTS;
     const plan = await planWorkspaceCopy(
@@ -136,9 +138,8 @@ export class KubernetesSandbox implements Sandbox {
       (await takeWarmPod(cluster, options.warmPod, settings));
     // Pods a harness process on this machine left when it died (a second Ctrl-C, kill -9) go first.
     await removeOrphanedPods(cluster);
+    log("open: planned, orphans looked for (%d ms)", since());
     const egress = options.egress ? await PodEgress.start(options.egress, options) : undefined;
-    const t0 = performance.now();
-    const since = () => Math.round(performance.now() - t0);
     let claim: Awaited<ReturnType<typeof claimHardenedPod>> | undefined;
     let kept: KeptPodLookup | undefined;
     try {

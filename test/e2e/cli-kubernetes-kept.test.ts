@@ -1,7 +1,8 @@
 /**
  * The CLI's kept pod on Kubernetes (issue 33): `harness exec --engine kubernetes` leaves its pod for
  * the workspace's next session, which finds it, resets it and copies the workspace in as it is now;
- * another config makes a new pod; a second session at the same time gets a pod of its own;
+ * another config makes a new pod; a second session at the same time gets a pod of its own; a dead
+ * session's pod and one changed in place are deleted, never used;
  * `harness rm` removes the kept one.
  */
 import { chownSync, realpathSync, writeFileSync } from "node:fs";
@@ -114,6 +115,33 @@ describe.skipIf(skipKubernetes)("the CLI's kept pod on --engine kubernetes", { t
     expect(first.code, first.stderr).toBe(0);
     const left = await podsOf(ws.path);
     expect(left.map((pod) => pod.metadata?.uid)).toEqual([held?.metadata?.uid]);
+  });
+
+  it("a kept pod whose session died (kill -9) is deleted by the next open, never used", async () => {
+    using ws = makeWorkspace();
+    workspaces.push(ws.path);
+    const dying = spawnCli(
+      [
+        "exec",
+        "--engine",
+        "kubernetes",
+        "-w",
+        ws.path,
+        "--",
+        "echo unapplied > left.txt; echo holding; sleep 60",
+      ],
+      { env: env() },
+    );
+    await dying.waitForStdout(/holding/, 120_000);
+    const [held] = await podsOf(ws.path);
+    dying.child.kill("SIGKILL");
+    await dying.done;
+    const next = await exec(ws.path, "test ! -e left.txt && echo clean");
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toBe("clean\n");
+    const now = await podsOf(ws.path);
+    expect(now).toHaveLength(1);
+    expect(now[0]?.metadata?.uid).not.toBe(held?.metadata?.uid);
   });
 
   it("a kept pod changed in place (its image) is not used: deleted, and a new one made", async () => {

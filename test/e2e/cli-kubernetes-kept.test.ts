@@ -2,15 +2,19 @@
  * The CLI's kept pod on Kubernetes (issue 33): `harness exec --engine kubernetes` leaves its pod for
  * the workspace's next session, which finds it, resets it and copies the workspace in as it is now;
  * another config makes a new pod; a second session at the same time gets a pod of its own; a dead
- * session's pod and one changed in place are deleted, never used;
- * `harness rm` removes the kept one.
+ * session's pod and one changed in place are deleted, never used; one idle too long is deleted by
+ * the next open; `harness rm` removes the kept one.
  */
 import { chownSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { V1Pod } from "@kubernetes/client-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectCluster } from "../../src/sandbox/kubernetes/api/kube-client.js";
-import { ANNOTATION_IDLE_SINCE, LABEL_KEPT } from "../../src/sandbox/kubernetes/pod/kept-pod.js";
+import {
+  ANNOTATION_IDLE_SINCE,
+  KEPT_IDLE_MS,
+  LABEL_KEPT,
+} from "../../src/sandbox/kubernetes/pod/kept-pod.js";
 import { quantity } from "../../src/sandbox/kubernetes/pod/pod-hardening.js";
 import { LABEL_WORKSPACE_HASH, workspaceHash } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
 import { skipKubernetes, TEST_NAMESPACE, testKubeconfig } from "../support/kubernetes-available.js";
@@ -142,6 +146,25 @@ describe.skipIf(skipKubernetes)("the CLI's kept pod on --engine kubernetes", { t
     const now = await podsOf(ws.path);
     expect(now).toHaveLength(1);
     expect(now[0]?.metadata?.uid).not.toBe(held?.metadata?.uid);
+  });
+
+  it("a kept pod idle past the timeout is deleted by the next open on the namespace, of any workspace", async () => {
+    using ws = makeWorkspace();
+    using other = makeWorkspace();
+    workspaces.push(ws.path, other.path);
+    expect((await exec(ws.path, "true")).code).toBe(0);
+    const cluster = connectCluster({ kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
+    const [kept] = await podsOf(ws.path);
+    const name = kept?.metadata?.name ?? "";
+    const pod = await cluster.core.readNamespacedPod({ name, namespace: TEST_NAMESPACE });
+    const idleSince = new Date(Date.now() - KEPT_IDLE_MS - 60_000).toISOString();
+    pod.metadata = {
+      ...pod.metadata,
+      annotations: { ...pod.metadata?.annotations, [ANNOTATION_IDLE_SINCE]: idleSince },
+    };
+    await cluster.core.replaceNamespacedPod({ name, namespace: TEST_NAMESPACE, body: pod });
+    expect((await exec(other.path, "true")).code).toBe(0);
+    expect(await podsOf(ws.path)).toEqual([]);
   });
 
   it("a kept pod changed in place (its image) is not used: deleted, and a new one made", async () => {

@@ -16,6 +16,7 @@ import {
   LABEL_KEPT,
 } from "../../src/sandbox/kubernetes/pod/kept-pod.js";
 import { quantity } from "../../src/sandbox/kubernetes/pod/pod-hardening.js";
+import { deletePod } from "../../src/sandbox/kubernetes/pod/pod-lifecycle.js";
 import { LABEL_WORKSPACE_HASH, workspaceHash } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
 import { skipKubernetes, TEST_NAMESPACE, testKubeconfig } from "../support/kubernetes-available.js";
 import { runCli, spawnCli } from "../support/run-cli.js";
@@ -38,6 +39,21 @@ async function podsOf(workspace: string): Promise<V1Pod[]> {
   return list.items.filter((pod) => !pod.metadata?.deletionTimestamp);
 }
 
+/** Changes a pod as `kubectl edit` would, read again when kubelet wrote its status meanwhile. */
+async function editPod(name: string, change: (pod: V1Pod) => void): Promise<void> {
+  const cluster = connectCluster({ kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
+  for (let attempt = 0; ; attempt++) {
+    const pod = await cluster.core.readNamespacedPod({ name, namespace: TEST_NAMESPACE });
+    change(pod);
+    try {
+      await cluster.core.replaceNamespacedPod({ name, namespace: TEST_NAMESPACE, body: pod });
+      return;
+    } catch (error) {
+      if ((error as { code?: number }).code !== 409 || attempt >= 5) throw error;
+    }
+  }
+}
+
 const exec = (workspace: string, command: string, extra: string[] = []) =>
   runCli(["exec", "--engine", "kubernetes", "-w", workspace, ...extra, "--", command], { env: env() });
 
@@ -46,15 +62,26 @@ const PROCESSES = "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/nu
 
 describe.skipIf(skipKubernetes)("the CLI's kept pod on --engine kubernetes", { timeout: 240_000 }, () => {
   const workspaces: string[] = [];
+  // The workspaces are gone by now (`using`): their pods are found by the hash of their real path.
   afterEach(async () => {
+    const cluster = connectCluster({ kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
     for (const path of workspaces.splice(0)) {
-      await runCli(["rm", "--engine", "kubernetes", "-w", path], { env: env() });
+      const list = await cluster.core.listNamespacedPod({
+        namespace: TEST_NAMESPACE,
+        labelSelector: `${LABEL_WORKSPACE_HASH}=${workspaceHash(path)}`,
+      });
+      for (const pod of list.items) await deletePod(cluster, pod.metadata?.name ?? "");
     }
   });
+  /** A workspace whose pods the test removes at its end. */
+  const workspace = () => {
+    const ws = makeWorkspace();
+    workspaces.push(realpathSync(ws.path));
+    return ws;
+  };
 
   it("a second exec reuses the pod, sees the host's files as they are now and nothing of the first session", async () => {
-    using ws = makeWorkspace();
-    workspaces.push(ws.path);
+    using ws = workspace();
     writeHostFile(ws.path, "in.txt", "first\n");
     const first = await exec(
       ws.path,
@@ -83,8 +110,7 @@ describe.skipIf(skipKubernetes)("the CLI's kept pod on --engine kubernetes", { t
   });
 
   it("another config makes a new pod and deletes the old; harness rm removes the kept pod", async () => {
-    using ws = makeWorkspace();
-    workspaces.push(ws.path);
+    using ws = workspace();
     expect((await exec(ws.path, "true")).code).toBe(0);
     const [before] = await podsOf(ws.path);
     const other = await exec(ws.path, "true", ["--memory", "300m"]);
@@ -101,8 +127,7 @@ describe.skipIf(skipKubernetes)("the CLI's kept pod on --engine kubernetes", { t
   });
 
   it("a session while another holds the pod gets a pod of its own, deleted at its end", async () => {
-    using ws = makeWorkspace();
-    workspaces.push(ws.path);
+    using ws = workspace();
     const holding = spawnCli(
       ["exec", "--engine", "kubernetes", "-w", ws.path, "--", "echo holding; sleep 20; echo held > held.txt"],
       { env: env() },
@@ -122,8 +147,7 @@ describe.skipIf(skipKubernetes)("the CLI's kept pod on --engine kubernetes", { t
   });
 
   it("a kept pod whose session died (kill -9) is deleted by the next open, never used", async () => {
-    using ws = makeWorkspace();
-    workspaces.push(ws.path);
+    using ws = workspace();
     const dying = spawnCli(
       [
         "exec",
@@ -149,36 +173,31 @@ describe.skipIf(skipKubernetes)("the CLI's kept pod on --engine kubernetes", { t
   });
 
   it("a kept pod idle past the timeout is deleted by the next open on the namespace, of any workspace", async () => {
-    using ws = makeWorkspace();
-    using other = makeWorkspace();
-    workspaces.push(ws.path, other.path);
+    using ws = workspace();
+    using other = workspace();
     expect((await exec(ws.path, "true")).code).toBe(0);
-    const cluster = connectCluster({ kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
     const [kept] = await podsOf(ws.path);
-    const name = kept?.metadata?.name ?? "";
-    const pod = await cluster.core.readNamespacedPod({ name, namespace: TEST_NAMESPACE });
     const idleSince = new Date(Date.now() - KEPT_IDLE_MS - 60_000).toISOString();
-    pod.metadata = {
-      ...pod.metadata,
-      annotations: { ...pod.metadata?.annotations, [ANNOTATION_IDLE_SINCE]: idleSince },
-    };
-    await cluster.core.replaceNamespacedPod({ name, namespace: TEST_NAMESPACE, body: pod });
+    await editPod(kept?.metadata?.name ?? "", (pod) => {
+      pod.metadata = {
+        ...pod.metadata,
+        annotations: { ...pod.metadata?.annotations, [ANNOTATION_IDLE_SINCE]: idleSince },
+      };
+    });
     expect((await exec(other.path, "true")).code).toBe(0);
     expect(await podsOf(ws.path)).toEqual([]);
   });
 
   it("a kept pod changed in place (its image) is not used: deleted, and a new one made", async () => {
-    using ws = makeWorkspace();
-    workspaces.push(ws.path);
+    using ws = workspace();
     expect((await exec(ws.path, "true")).code).toBe(0);
-    const cluster = connectCluster({ kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
     const [kept] = await podsOf(ws.path);
     const name = kept?.metadata?.name ?? "";
-    const pod = await cluster.core.readNamespacedPod({ name, namespace: TEST_NAMESPACE });
-    const container = pod.spec?.containers[0];
-    if (container === undefined) throw new Error("the pod has no container");
-    container.image = "harness-test-not-an-image:1";
-    await cluster.core.replaceNamespacedPod({ name, namespace: TEST_NAMESPACE, body: pod });
+    await editPod(name, (pod) => {
+      const container = pod.spec?.containers[0];
+      if (container === undefined) throw new Error("the pod has no container");
+      container.image = "harness-test-not-an-image:1";
+    });
     const next = await exec(ws.path, "echo fresh");
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toBe("fresh\n");

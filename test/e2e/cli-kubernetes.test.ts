@@ -1,6 +1,7 @@
 /**
  * The built CLI with `--engine kubernetes` on the cluster in HARNESS_TEST_KUBECONFIG: exec's exit
- * code and streams, copy mode's review and --apply, doctor, ps, and bind refused in one line.
+ * code and streams, copy mode's review and --apply, the pod kept for the next session, doctor, ps,
+ * and bind refused in one line.
  */
 import { chownSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +15,7 @@ import { makeWorkspace, TEST_GID, TEST_UID } from "../support/workspace.js";
 const env = () => ({ KUBECONFIG: testKubeconfig ?? "", HARNESS_NAMESPACE: TEST_NAMESPACE });
 
 describe.skipIf(skipKubernetes)("the CLI with --engine kubernetes", { timeout: 120_000 }, () => {
-  it("exec: exit code, stdout and stderr apart, changes shown and applied with --apply, no pod left", async () => {
+  it("exec: exit code, stdout and stderr apart, changes shown and applied with --apply, the pod kept idle", async () => {
     using ws = makeWorkspace();
     writeFileSync(join(ws.path, "in.txt"), "from the host\n");
     if (process.getuid?.() === 0) chownSync(join(ws.path, "in.txt"), TEST_UID, TEST_GID);
@@ -37,7 +38,9 @@ describe.skipIf(skipKubernetes)("the CLI with --engine kubernetes", { timeout: 1
     expect(run.stderr).toMatch(/A out\.txt/);
     expect(readFileSync(join(ws.path, "out.txt"), "utf8")).toBe("back\n");
     const cluster = connectCluster({ kubeconfig: testKubeconfig, namespace: TEST_NAMESPACE });
-    expect(await listHarnessPods(cluster, realpathSync(ws.path))).toEqual([]);
+    const left = await listHarnessPods(cluster, realpathSync(ws.path));
+    expect(left.map((pod) => pod.status)).toEqual([expect.stringMatching(/^Running, kept, idle/)]);
+    await runCli(["rm", "--engine", "kubernetes", "-w", ws.path], { env: env() });
   });
 
   it("--isolation bind is refused in one line", async () => {

@@ -82,7 +82,9 @@ async function openEngineSandbox(
   if (config.engine === "kubernetes") {
     // Loaded only here: the Kubernetes client costs a Docker run about 0.3 s of start-up.
     const { KubernetesSandbox } = await import("../../sandbox/kubernetes/kubernetes-sandbox.js");
-    return KubernetesSandbox.open({ ...config, warmPod: options.warmPod, onProgress: say });
+    // Kept for the next session as Docker keeps a container; a batch's tasks and a replay are not.
+    const keepPod = options.removeOnStop !== true && options.warmPod === undefined;
+    return KubernetesSandbox.open({ ...config, warmPod: options.warmPod, keepPod, onProgress: say });
   }
   return DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
 }

@@ -32,10 +32,15 @@ export interface KubernetesSandboxOptions extends SandboxRequest, ClusterOptions
   warmPod?: string | undefined;
   /**
    * `--kube-warm-pool NAME`: claim the pod from this SandboxWarmPool (kubernetes-sigs/agent-sandbox)
-   * instead of creating one; it must be hardened as harness's own (claim/pod-hardening.ts).
+   * instead of creating one; it must be hardened as harness's own (pod/pod-hardening.ts).
    */
   warmPool?: string | undefined;
-  /** Accepted for the Docker options' sake: a pod is always removed at the end of its run. */
+  /**
+   * Keep the pod for the workspace's next session instead of deleting it (pod/kept-pod.ts): the
+   * CLI's sessions; not with `warmPool` or `warmPod`, whose pods are always deleted at the end.
+   */
+  keepPod?: boolean | undefined;
+  /** Accepted for the Docker options' sake: `keepPod` decides whether a pod outlives its session. */
   removeOnStop?: boolean | undefined;
 }
 

@@ -32,6 +32,7 @@ import { releaseClaim } from "./claim/warm-pool-claim.js";
 import { defaultPodImage } from "./default-image.js";
 import { PodEgress } from "./egress/pod-egress.js";
 import type { KubernetesSandboxOptions } from "./kubernetes-options.js";
+import { type KeptPodLookup, keptManifest, letGo, resetPod, takeKeptPod } from "./pod/kept-pod.js";
 import { createPod, deletePod, podLost, waitRunning } from "./pod/pod-lifecycle.js";
 import { removeOrphanedPods } from "./pod/pod-registry.js";
 import { type PodSettings, podManifest, podName, SANDBOX_CONTAINER } from "./pod/pod-spec.js";
@@ -120,6 +121,8 @@ export class KubernetesSandbox implements Sandbox {
   }
 
   static async open(options: KubernetesSandboxOptions): Promise<KubernetesSandbox> {
+    const t0 = performance.now();
+    const since = () => Math.round(performance.now() - t0);
     const { cluster, settings, workspace, user } = await planPod(options);
     const d = SANDBOX_DEFAULTS;
     const plan = await planWorkspaceCopy(
@@ -135,17 +138,28 @@ export class KubernetesSandbox implements Sandbox {
       (await takeWarmPod(cluster, options.warmPod, settings));
     // Pods a harness process on this machine left when it died (a second Ctrl-C, kill -9) go first.
     await removeOrphanedPods(cluster);
+    log("open: planned, orphans looked for (%d ms)", since());
     const egress = options.egress ? await PodEgress.start(options.egress, options) : undefined;
-    const claim =
-      options.warmPool === undefined
-        ? undefined
-        : await claimHardenedPod(cluster, settings, options.warmPool, startTimeoutMs).catch(
-            async (error: unknown) => {
-              await egress?.close().catch(() => {});
-              throw error;
-            },
-          );
-    const name = claim?.pod ?? (warm && options.warmPod !== undefined ? options.warmPod : podName(workspace));
+    let claim: Awaited<ReturnType<typeof claimHardenedPod>> | undefined;
+    let kept: KeptPodLookup | undefined;
+    try {
+      if (options.warmPool !== undefined)
+        claim = await claimHardenedPod(cluster, settings, options.warmPool, startTimeoutMs);
+      // The CLI's sessions keep one pod per workspace (pod/kept-pod.ts); a batch's task, a replay and
+      // a warm pool's pod are deleted at their end.
+      else if (options.keepPod === true && options.warmPod === undefined)
+        kept = await keptPodFor(cluster, settings, options);
+    } catch (error) {
+      await egress?.close().catch(() => {});
+      throw error;
+    }
+    const name =
+      claim?.pod ??
+      (warm && options.warmPod !== undefined
+        ? options.warmPod
+        : kept?.kind === "reuse"
+          ? kept.pod
+          : podName(workspace));
     const target: PodTarget = {
       kc: cluster.kc,
       namespace: cluster.namespace,
@@ -154,17 +168,22 @@ export class KubernetesSandbox implements Sandbox {
     };
     const sandbox = new KubernetesSandbox(cluster, target, settings, options, plan, egress);
     if (claim !== undefined) sandbox.release = () => releaseClaim(cluster, claim);
-    const t0 = performance.now();
-    const since = () => Math.round(performance.now() - t0);
+    else if (kept !== undefined && kept.kind !== "busy") sandbox.release = () => sandbox.keepForNext();
     try {
       if (claim !== undefined)
         log("pod %s claimed from the warm pool %s (%s)", name, claim.pool, claim.claim);
       else if (warm) log("pod %s taken from the warm pool", name);
+      else if (kept?.kind === "reuse") log("kept pod %s reused, reset (%d ms)", name, since());
       else {
-        await createPod(cluster, podManifest(settings, name, randomUUID()));
-        log("pod %s created (%d ms)", name, since());
+        const session = randomUUID();
+        const keptNow = kept?.kind === "create";
+        await createPod(
+          cluster,
+          keptNow ? keptManifest(settings, name, session) : podManifest(settings, name, session),
+        );
+        log("pod %s created%s (%d ms)", name, keptNow ? " to be kept" : "", since());
       }
-      await waitRunning(cluster, name, startTimeoutMs);
+      if (kept?.kind !== "reuse") await waitRunning(cluster, name, startTimeoutMs);
       log("pod %s running (%d ms)", name, since());
       // The executor's, the copy's and the mux's execs go side by side; no command is sent before all are done.
       // All three are waited for, also when one fails, so that none is left running after the cleanup.
@@ -192,6 +211,22 @@ export class KubernetesSandbox implements Sandbox {
       throw error;
     }
     return sandbox;
+  }
+
+  /**
+   * The end of a session on the workspace's kept pod: every process of the sandbox user ended, the
+   * copy and the scratch directories emptied, the pod marked idle for the next session; a pod that
+   * cannot be made clean is deleted instead.
+   */
+  private async keepForNext(): Promise<void> {
+    try {
+      await resetPod(this.target, this.settings);
+      await letGo(this.cluster, this.target.pod);
+      log("pod %s kept for the next session", this.target.pod);
+    } catch (error) {
+      log("pod %s not kept: %s", this.target.pod, (error as Error).message);
+      await deletePod(this.cluster, this.target.pod);
+    }
   }
 
   private startExecutor(): Promise<PodExecutor> {
@@ -337,5 +372,39 @@ export class KubernetesSandbox implements Sandbox {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
+  }
+}
+
+/**
+ * The workspace's kept pod for this session, reset and held (reuse), or none yet (create), or held by
+ * another session (busy: this session's pod is its own and deleted at its end). A kept pod that
+ * cannot be reset is deleted and a new one made.
+ */
+async function keptPodFor(
+  cluster: Cluster,
+  settings: PodSettings,
+  options: KubernetesSandboxOptions,
+): Promise<KeptPodLookup> {
+  const say = (line: string) => options.onProgress?.(line);
+  const kept = await takeKeptPod(cluster, settings, say);
+  if (kept.kind === "busy") {
+    say(
+      `the workspace's kept pod is in use by another session (${kept.holder}): this session gets a pod of its own, deleted at its end`,
+    );
+  }
+  if (kept.kind !== "reuse") return kept;
+  const target: PodTarget = {
+    kc: cluster.kc,
+    namespace: cluster.namespace,
+    pod: kept.pod,
+    container: SANDBOX_CONTAINER,
+  };
+  try {
+    await resetPod(target, settings);
+    return kept;
+  } catch (error) {
+    say(`the workspace's kept pod ${kept.pod} is deleted, a new one made: ${(error as Error).message}`);
+    await deletePod(cluster, kept.pod).catch(() => {});
+    return { kind: "create" };
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The SandboxTemplate a `--kube-warm-pool` pool must be made from: harness's own pod spec
  * (pod/pod-spec.ts) for these settings, which is what a claimed pod is compared with
- * (claim/pod-hardening.ts). `harness kube-template NAME` prints it for `kubectl apply -f -`.
+ * (pod/pod-hardening.ts). `harness kube-template NAME` prints it for `kubectl apply -f -`.
  */
 import type { KubernetesSandboxOptions } from "./kubernetes-options.js";
 import { podManifest } from "./pod/pod-spec.js";

@@ -6,10 +6,10 @@
 import { randomBytes } from "node:crypto";
 import { ConfigError } from "../../../errors.js";
 import type { Cluster } from "../api/kube-client.js";
+import { hardeningDifference } from "../pod/pod-hardening.js";
 import { readPod } from "../pod/pod-lifecycle.js";
 import { type PodSettings, podManifest } from "../pod/pod-spec.js";
 import { releaseOrphanedClaims } from "./claim-registry.js";
-import { hardeningDifference } from "./pod-hardening.js";
 import { claimFromWarmPool, releaseClaim, type WarmPoolClaim } from "./warm-pool-claim.js";
 
 export async function claimHardenedPod(

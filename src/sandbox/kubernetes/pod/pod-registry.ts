@@ -3,6 +3,7 @@ import createDebug from "debug";
 import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
 import { isOrphanedCopy } from "../../docker/isolation/orphaned-copies.js";
 import { type Cluster, type ClusterOptions, connectCluster } from "../api/kube-client.js";
+import { ANNOTATION_IDLE_SINCE, deleteIfUnchanged, keptIdleTooLong, keptState } from "./kept-pod.js";
 import { deletePod } from "./pod-lifecycle.js";
 import {
   ANNOTATION_WORKSPACE,
@@ -34,19 +35,25 @@ export async function listHarnessPods(cluster: Cluster, workspace?: string): Pro
     namespace: cluster.namespace,
     labelSelector: selector,
   });
-  return pods.items.map((pod) => ({
-    name: pod.metadata?.name ?? "",
-    namespace: cluster.namespace,
-    status: pod.metadata?.deletionTimestamp ? "Terminating" : (pod.status?.phase ?? "Unknown"),
-    image: pod.spec?.containers[0]?.image ?? "",
-    workspace: pod.metadata?.annotations?.[ANNOTATION_WORKSPACE] ?? "",
-  }));
+  return pods.items.map((pod) => {
+    const phase = pod.metadata?.deletionTimestamp ? "Terminating" : (pod.status?.phase ?? "Unknown");
+    const kept = keptState(pod);
+    return {
+      name: pod.metadata?.name ?? "",
+      namespace: cluster.namespace,
+      status: kept === undefined ? phase : `${phase}, ${kept}`,
+      image: pod.spec?.containers[0]?.image ?? "",
+      workspace: pod.metadata?.annotations?.[ANNOTATION_WORKSPACE] ?? "",
+    };
+  });
 }
 
 /**
  * Deletes harness's pods in the namespace whose harness process is gone (made on this machine, by a
- * process that no longer runs: the same judgement as Docker's orphaned copies). Best effort: a
- * failure is logged, never fatal. Returns the names deleted.
+ * process that no longer runs: the same judgement as Docker's orphaned copies; a kept pod is judged
+ * by its last holder while one holds it), and the kept pods idle past KEPT_IDLE_MS (kept-pod.ts,
+ * judged from any machine: the time is in the pod). Best effort: a failure is logged, never fatal.
+ * Returns the names deleted.
  */
 export async function removeOrphanedPods(cluster: Cluster): Promise<string[]> {
   const removed: string[] = [];
@@ -58,6 +65,10 @@ export async function removeOrphanedPods(cluster: Cluster): Promise<string[]> {
     const here = ownerIdentity();
     for (const pod of pods.items) {
       const name = pod.metadata?.name ?? "";
+      if (pod.metadata?.annotations?.[ANNOTATION_IDLE_SINCE] !== undefined) {
+        if (keptIdleTooLong(pod) && (await deleteIfUnchanged(cluster, pod))) removed.push(name);
+        continue;
+      }
       const owner = { ...(pod.metadata?.annotations ?? {}), [LABEL_ISOLATION]: "copy" };
       if (!isOrphanedCopy(owner, here)) continue;
       log("deleting pod %s: its harness process is gone", name);

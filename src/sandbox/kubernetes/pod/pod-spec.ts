@@ -96,7 +96,7 @@ function sandboxRequests(s: PodSettings): Record<string, string> {
 }
 
 /** The harness process that creates the pod, as Docker's copy-mode containers carry it in labels. */
-function ownerAnnotations(): Record<string, string> {
+export function ownerAnnotations(): Record<string, string> {
   const owner = ownerIdentity();
   return {
     [LABEL_OWNER_HOST]: owner.host,
@@ -123,7 +123,7 @@ export function workspaceHash(workspace: string): string {
 }
 
 /** A label value: at most 63 characters of [A-Za-z0-9._-], alphanumeric at both ends. */
-function labelValue(text: string): string {
+export function labelValue(text: string): string {
   return (
     text
       .replace(/[^A-Za-z0-9._-]+/g, "-")

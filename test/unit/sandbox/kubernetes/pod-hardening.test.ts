@@ -1,6 +1,6 @@
 import type { V1Container, V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { hardeningDifference, quantity } from "../../../../src/sandbox/kubernetes/claim/pod-hardening.js";
+import { hardeningDifference, quantity } from "../../../../src/sandbox/kubernetes/pod/pod-hardening.js";
 import {
   type PodSettings,
   podManifest,

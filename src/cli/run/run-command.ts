@@ -118,6 +118,8 @@ export async function runCommand(
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
     },
     onRefused: reportRefusal,
+    // A full disk: the run ends (the running command stopped, the sandbox's end run), exit code 1.
+    onWriteFailed: (error) => session.end({ kind: "write", path: transcriptPath, code: error.code }),
     postCreate: postCreateRun(sandbox),
     endedBy: () => (session.cause === undefined ? undefined : causeName(session.cause)),
   });

@@ -102,16 +102,15 @@ describe.skipIf(skipDocker)("a full disk", () => {
     writeFileSync(join(ws.path, "a.txt"), "before\n");
     chownSync(join(ws.path, "a.txt"), TEST_UID, TEST_GID);
     const before = contents(ws.path);
-    const disk = smallDisk("transcript", "64k");
-    const transcript = join(disk, "run.jsonl");
-    const env = { ...fake.env, XDG_STATE_HOME: join(scratch, "state-b") };
+    const stateHome = smallDisk("transcript", "64k");
+    const env = { ...fake.env, XDG_STATE_HOME: stateHome };
     try {
       // The assistant's record is larger than the disk: it is the write that fails, before its call runs.
       fake.api.enqueue(toolUseReply("bash", { command: "echo after > a.txt" }, "x".repeat(200 * 1024)));
       fake.api.enqueue(textReply("Done."));
-      const run = await runCli(["run", "--workspace", ws.path, "--transcript", transcript, "change it"], {
-        env,
-      });
+      const run = await runCli(["run", "--workspace", ws.path, "change it"], { env });
+      const transcript = /harness: transcript: (.*)/.exec(run.stderr)?.[1] ?? "";
+      expect(transcript.startsWith(stateHome), run.stderr).toBe(true);
 
       expect(run.code, run.stderr).toBe(1);
       const said = linesWith(run.stderr, "could not be written");
@@ -127,6 +126,9 @@ describe.skipIf(skipDocker)("a full disk", () => {
       expect(types.slice(0, 2)).toEqual(["run_start", "user"]);
       expect(types).not.toContain("tool_result");
       expect(contents(ws.path)).toEqual(before);
+      // The run never ended: listed as interrupted, so `--resume` can take it up once there is room.
+      const listed = await runCli(["runs", "--output-format", "json"], { env });
+      expect(JSON.parse(listed.stdout), listed.stderr).toMatchObject([{ status: "interrupted" }]);
     } finally {
       await removeWorkspaceContainers(ws.path);
     }

@@ -10,6 +10,8 @@ import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StoreWriteError } from "../../src/checkpoints/blob-store.js";
+import { appendStep, readSteps } from "../../src/checkpoints/step-log.js";
 import { skipDocker } from "../support/docker-available.js";
 import { useFakeApi } from "../support/fake-api-fixture.js";
 import { textReply, toolUseReply } from "../support/fake-messages-api.js";
@@ -54,6 +56,30 @@ function contents(dir: string): Record<string, string> {
 function linesWith(stderr: string, text: string): string[] {
   return stderr.split("\n").filter((line) => line.includes(text));
 }
+
+describe("a steps.jsonl line that does not fit", () => {
+  it("is cut back, so the lines before it stand and a later line follows them whole", () => {
+    const dir = join(smallDisk("steps", "8k"), "run.checkpoints");
+    const step = (n: number, paths: number) => ({
+      step: n,
+      time: new Date(0).toISOString(),
+      delta: Object.fromEntries(
+        Array.from({ length: paths }, (_, i) => [
+          `dir/file-${i}`,
+          { type: "directory" as const, mode: 0o755 },
+        ]),
+      ),
+      counts: { added: paths, changed: 0, removed: 0 },
+    });
+    appendStep(dir, step(0, 1));
+    // About 40 KB: part of it fits in the 8 KiB disk, then ENOSPC.
+    expect(() => appendStep(dir, step(1, 1000))).toThrow(StoreWriteError);
+    expect(() => appendStep(dir, step(1, 1000))).toThrow(/steps\.jsonl could not be written \(ENOSPC\)/);
+    appendStep(dir, step(1, 1));
+    expect(readSteps(dir).map((record) => record.step)).toEqual([0, 1]);
+    expect(readFileSync(join(dir, "steps.jsonl"), "utf8").split("\n")).toHaveLength(3);
+  });
+});
 
 describe.skipIf(skipDocker)("a full disk", () => {
   const fake = useFakeApi();

@@ -66,7 +66,7 @@ describe("a steps.jsonl line that does not fit", () => {
       delta: Object.fromEntries(
         Array.from({ length: paths }, (_, i) => [
           `dir/file-${i}`,
-          { type: "directory" as const, mode: 0o755 },
+          { type: "directory" as const, mode: 0o755, size: 0, mtimeMs: 0, ctimeMs: 0, ino: i },
         ]),
       ),
       counts: { added: paths, changed: 0, removed: 0 },

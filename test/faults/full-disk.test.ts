@@ -159,4 +159,30 @@ describe.skipIf(skipDocker)("a full disk", () => {
       await removeWorkspaceContainers(ws.path);
     }
   });
+
+  it("ends a batch whose results file no longer fits: one line, exit 1, only whole lines in it", async () => {
+    using ws = makeWorkspace();
+    const disk = smallDisk("results", "4k");
+    const results = join(disk, "tasks.results.jsonl");
+    const tasks = join(scratch, "tasks.jsonl");
+    writeFileSync(tasks, `${JSON.stringify({ id: "one", workspace: ws.path, task: "answer" })}\n`);
+    const env = { ...fake.env, XDG_STATE_HOME: join(scratch, "state-c") };
+    try {
+      // The result line carries the final text: larger than the disk.
+      fake.api.enqueue(textReply("y".repeat(20 * 1024)));
+      const run = await runCli(
+        ["batch", tasks, "--results", results, "--transcripts", join(scratch, "batch-transcripts")],
+        { env },
+      );
+
+      expect(run.code, run.stderr).toBe(1);
+      const said = linesWith(run.stderr, "could not be written");
+      expect(said, run.stderr).toHaveLength(1);
+      expect(said[0]).toContain(`${results} could not be written (ENOSPC)`);
+      // Nothing half-written: the task is recorded whole or not at all, so the next batch runs it again.
+      expect(readFileSync(results, "utf8")).toBe("");
+    } finally {
+      await removeWorkspaceContainers(ws.path);
+    }
+  });
 });

@@ -22,6 +22,36 @@ import {
 import { dirname, join } from "node:path";
 import { blobRelPath } from "./checkpoint-paths.js";
 
+/**
+ * The store could not be written (a full disk, a read-only state directory): not a file of the
+ * workspace that could not be read, so the snapshot stops rather than skipping the file. Its message
+ * names the path.
+ */
+export class StoreWriteError extends Error {
+  override readonly name = "StoreWriteError";
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super(
+      `${path} could not be written (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`,
+      {
+        cause,
+      },
+    );
+  }
+}
+
+/** Runs `write`, turning what it throws into a `StoreWriteError` naming `path`. */
+export function writingTo<T>(path: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (error instanceof StoreWriteError) throw error;
+    throw new StoreWriteError(path, error);
+  }
+}
+
 export class BlobStore {
   /** Blobs this run is known to hold, so each is checked on disk once. */
   private readonly held = new Set<string>();
@@ -65,19 +95,25 @@ export class BlobStore {
     if (this.adopt(sha256)) return;
     // Written under a temporary name: a blob under its real name is always whole.
     const temp = this.tempPath();
-    const fd = openSync(temp, "wx", 0o600);
-    try {
-      let at = 0;
-      while (at < content.length) at += writeSync(fd, content, at);
-    } finally {
+    writingTo(temp, () => {
+      const fd = openSync(temp, "wx", 0o600);
+      try {
+        let at = 0;
+        while (at < content.length) at += writeSync(fd, content, at);
+      } catch (error) {
+        // Nothing half-written stays behind, not even under its temporary name.
+        closeSync(fd);
+        unlinkSync(temp);
+        throw error;
+      }
       closeSync(fd);
-    }
+    });
     this.settle(temp, sha256, content.length);
   }
 
   /** A new temporary file in the run's blob directory, for content streamed before its hash is known. */
   tempPath(): string {
-    this.ensureDir(this.runDir);
+    writingTo(this.runDir, () => this.ensureDir(this.runDir));
     return join(this.runDir, `tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
   }
 
@@ -88,8 +124,10 @@ export class BlobStore {
       return;
     }
     const own = join(this.runDir, blobRelPath(sha256));
-    this.ensureDir(dirname(own));
-    renameSync(temp, own);
+    writingTo(own, () => {
+      this.ensureDir(dirname(own));
+      renameSync(temp, own);
+    });
     this.held.add(sha256);
     this.bytesWritten += bytes;
     const shared = join(this.sharedDir, blobRelPath(sha256));

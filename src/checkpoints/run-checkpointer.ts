@@ -104,7 +104,10 @@ export class RunCheckpointer implements StepCheckpoints {
       if (snapshot.gaveUp !== undefined)
         this.stop(`checkpoints stopped at step ${this.step}: ${snapshot.gaveUp}`);
     } catch (error) {
-      this.stop(`checkpoints stopped at step ${this.step}: ${(error as Error).message}`);
+      // A full disk stops the checkpoints, never the run: the line names what could not be written.
+      const message = (error as Error).message;
+      const where = message.includes(options.checkpointsDir) ? "" : ` (in ${options.checkpointsDir})`;
+      this.stop(`checkpoints stopped at step ${this.step}: ${message}${where}`);
     }
   }
 

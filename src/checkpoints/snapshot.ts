@@ -28,7 +28,7 @@ import {
 } from "node:fs";
 import { specialKind } from "../sandbox/copy/workspace-scan.js";
 import { type BeneathDir, withBeneath } from "../sandbox/host/paths/beneath.js";
-import type { BlobStore } from "./blob-store.js";
+import { type BlobStore, StoreWriteError, writingTo } from "./blob-store.js";
 import type {
   ChangeCounts,
   CheckpointEntry,
@@ -148,7 +148,7 @@ export async function takeSnapshot(input: SnapshotInput): Promise<Snapshot> {
       store.settle(temp, sha256, size);
       return entryOf(info, { size, sha256 }, readAt);
     } catch (error) {
-      if (error instanceof GiveUp) throw error;
+      if (error instanceof GiveUp || error instanceof StoreWriteError) throw error;
       if (error instanceof OverBudget)
         throw new GiveUp(`more than ${limits.maxReadBytes} bytes of changed files to read`);
       skipped.push({ path, reason: `not read (${(error as NodeJS.ErrnoException).code ?? String(error)})` });
@@ -375,7 +375,7 @@ function readAll(fd: number, size: number, budget: number): Buffer {
 }
 
 function copyToFile(fd: number, path: string, hash: Hash, budget: number): number {
-  const out = openSync(path, "wx", 0o600);
+  const out = writingTo(path, () => openSync(path, "wx", 0o600));
   try {
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     let total = 0;
@@ -386,7 +386,9 @@ function copyToFile(fd: number, path: string, hash: Hash, budget: number): numbe
       if (total > budget) throw new OverBudget();
       hash.update(buffer.subarray(0, n));
       let at = 0;
-      while (at < n) at += writeSync(out, buffer, at, n - at);
+      writingTo(path, () => {
+        while (at < n) at += writeSync(out, buffer, at, n - at);
+      });
     }
   } finally {
     closeSync(out);

@@ -4,15 +4,36 @@
  * path that is not a safe relative path, or an entry of an unknown type, makes the file unreadable
  * rather than steering a restore outside its directory.
  */
-import { appendFileSync, mkdirSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../errors.js";
+import { writingTo } from "./blob-store.js";
 import { STEPS_FILE } from "./checkpoint-paths.js";
 import type { CheckpointEntry, IgnoredPaths, Manifest, StepRecord } from "./checkpoint-types.js";
 
 export function appendStep(checkpointsDir: string, record: StepRecord): void {
-  mkdirSync(checkpointsDir, { recursive: true, mode: 0o700 });
-  appendFileSync(join(checkpointsDir, STEPS_FILE), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  writingTo(checkpointsDir, () => mkdirSync(checkpointsDir, { recursive: true, mode: 0o700 }));
+  const path = join(checkpointsDir, STEPS_FILE);
+  writingTo(path, () => appendWhole(path, Buffer.from(`${JSON.stringify(record)}\n`, "utf8")));
+}
+
+/** Appends `line` with nothing of it left behind when it does not fit. */
+function appendWhole(path: string, line: Buffer): void {
+  const fd = openSync(path, "a", 0o600);
+  try {
+    const before = fstatSync(fd).size;
+    let done = 0;
+    try {
+      while (done < line.length) done += writeSync(fd, line, done, line.length - done);
+    } catch (error) {
+      // A full disk: the line that did not fit is cut back, so a continued run's next line does not
+      // follow half a line (which would make the whole file unreadable).
+      if (done > 0) ftruncateSync(fd, before);
+      throw error;
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Every line of the run's steps.jsonl, checked; [] when the run has no checkpoints. */

@@ -46,7 +46,8 @@ export interface HostFile {
   readonly identity: { dev: number; ino: number };
   /**
    * Writes all of `data` through the descriptor, after `check()`. Throws `HostPathError` when the name
-   * no longer leads to this file, or the write's own error.
+   * no longer leads to this file, or the write's own error. An append that fails leaves the file as
+   * it was before it (a full disk: nothing half-written).
    */
   write(data: string | Uint8Array): void;
   /** Throws `HostPathError` unless the name in the directory is still this file. */
@@ -120,8 +121,17 @@ export function openHostFile(dir: HostDir, name: string, options: HostFileOption
       if (open === undefined) throw new HostPathError(path, "it is closed");
       check();
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+      // An append that fails part way (a full disk writes what fits, then ENOSPC) is cut back to
+      // where it began: a torn last line would otherwise sit mid-file once a later run (`--continue`)
+      // appends after it, and the reader would refuse the whole file.
+      const before = options.append ? fstatSync(open).size : undefined;
       let done = 0;
-      while (done < bytes.length) done += writeSync(open, bytes, done, bytes.length - done);
+      try {
+        while (done < bytes.length) done += writeSync(open, bytes, done, bytes.length - done);
+      } catch (error) {
+        if (before !== undefined && done > 0) undoAppend(open, before);
+        throw error;
+      }
     },
     readTail(bytes) {
       if (open === undefined) throw new HostPathError(path, "it is closed");
@@ -135,6 +145,15 @@ export function openHostFile(dir: HostDir, name: string, options: HostFileOption
       open = undefined;
     },
   };
+}
+
+/** Cuts a file back to `size`; the write's own error is what the caller reports, so this one is dropped. */
+function undoAppend(fd: number, size: number): void {
+  try {
+    ftruncateSync(fd, size);
+  } catch {
+    // Nothing more can be done: the reader's tolerance of a torn last line is what is left.
+  }
 }
 
 function openExisting(at: string, flags: number, path: string): number {

@@ -14,9 +14,19 @@ export function liveDirOf(runsDir: string): string {
   return join(runsDir, ".live");
 }
 
+/** What `markRunLive` gives back. */
+export interface LiveMark extends Disposable {
+  /**
+   * The run never ended (its transcript could not be written, so it has no run_end): the record
+   * stays when this process ends, and the run is listed as interrupted, with what `--resume` does.
+   */
+  keep(): void;
+}
+
 /** Records this process as running run `id` until disposed. Never throws: the run goes on without. */
-export function markRunLive(runsDir: string, id: string): Disposable {
+export function markRunLive(runsDir: string, id: string): LiveMark {
   const path = join(liveDirOf(runsDir), `${id}.json`);
+  let kept = false;
   try {
     mkdirSync(liveDirOf(runsDir), { recursive: true, mode: 0o700 });
     writeFileSync(`${path}.new`, `${JSON.stringify(ownStamp())}\n`, { mode: 0o600 });
@@ -25,7 +35,11 @@ export function markRunLive(runsDir: string, id: string): Disposable {
     // A read-only or full state directory: the listing falls back to the file times.
   }
   return {
+    keep: () => {
+      kept = true;
+    },
     [Symbol.dispose]: () => {
+      if (kept) return;
       try {
         unlinkSync(path);
         // Left only while some run is live or was killed: the runs directory stays as it was.

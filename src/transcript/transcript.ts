@@ -22,7 +22,11 @@ export { scrubSecrets } from "./record-secrets.js";
 export interface Transcript extends Required<Omit<AgentEvents, "onText" | "onThinking" | "onToolOutput">> {
   /** The JSONL file. */
   readonly path: string;
-  /** Appends one record now. Never throws: a transcript that cannot be written must not end the run. */
+  /**
+   * Appends one record now. Never throws: a record that cannot be written (a full disk) is told to
+   * `onWriteFailed`, whose caller ends the run, and nothing more is written (a transcript with a gap
+   * would rebuild a wrong conversation for `--continue`).
+   */
   write(entry: TranscriptEntry): void;
   /** Closes the file once the run and its sandbox are over: later records are dropped. */
   close(): void;
@@ -59,6 +63,11 @@ export interface TranscriptOptions {
    * file: host-file.ts); nothing more is written to it. The run goes on.
    */
   onRefused?: (error: HostPathError) => void;
+  /**
+   * Told once when a record could not be written (ENOSPC, EDQUOT, EIO); the file is left as it was
+   * before that record (host-file.ts cuts a partial append back) and nothing more is written to it.
+   */
+  onWriteFailed?: (error: NodeJS.ErrnoException) => void;
 }
 
 export function createTranscript(path: string, options: TranscriptOptions = {}): Transcript {
@@ -96,11 +105,11 @@ export function createTranscript(path: string, options: TranscriptOptions = {}):
       const line = JSON.stringify(recordForFile({ type, time: now().toISOString(), ...fields }), jsonSafe);
       file.file.write(`${line}\n`);
     } catch (error) {
-      if (!(error instanceof HostPathError)) return;
-      // Logging must not end the run (disk full, read-only directory); the run itself goes on.
-      // A refusal is final: whatever is at the name now is not harness's transcript.
+      // Either is final. A refusal: whatever is at the name now is not harness's transcript. A
+      // failed write (a full disk): the caller ends the run rather than let it go on unrecorded.
       close();
-      options.onRefused?.(error);
+      if (error instanceof HostPathError) options.onRefused?.(error);
+      else options.onWriteFailed?.(error as NodeJS.ErrnoException);
     }
   };
 

@@ -21,7 +21,7 @@ import { type PlannedTask, planTasks } from "../../batch/task-plan.js";
 import type { Discard } from "../../batch/warm-ahead.js";
 import type { CliFlags } from "../../config.js";
 import { ConfigError } from "../../errors.js";
-import { markWorkspaceWritable } from "../../host-files/host-path.js";
+import { HostPathError, markWorkspaceWritable } from "../../host-files/host-path.js";
 import type { ModelLookup } from "../../model/model-catalog.js";
 import type { ModelClient } from "../../model/model-client.js";
 import type { ModelProfile } from "../../model/model-profile.js";
@@ -133,7 +133,22 @@ export async function batchCommand(
       signal,
       maxBudgetUsd: budget,
       spentUsd: () => spend.usd,
-      writer,
+      writer: {
+        append: (result) => {
+          try {
+            writer.append(result);
+          } catch (error) {
+            if (error instanceof HostPathError) throw error;
+            // A full disk: the batch ends as on SIGTERM, with one line naming the file; the result
+            // not recorded makes its task run again the next time (the file holds whole lines only).
+            interrupts.session.end({
+              kind: "write",
+              path: resultsPath,
+              code: (error as NodeJS.ErrnoException).code,
+            });
+          }
+        },
+      },
       progress,
       rateLimitPauses: () => backoff.pauses,
       crashResult,

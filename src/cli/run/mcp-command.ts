@@ -59,6 +59,8 @@ export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promi
       mcpSession: true,
       ...(config.egress === undefined ? {} : { egress: runStartEgress(config.egress) }),
     },
+    // A full disk ends the session (run-command.ts does the same).
+    onWriteFailed: (error) => session.end({ kind: "write", path: transcriptPath, code: error.code }),
     postCreate: postCreateRun(sandbox),
     endedBy: () => (session.cause === undefined ? undefined : causeName(session.cause)),
   });

@@ -64,7 +64,7 @@ export async function runCommand(
   // From now until this process ends, other harness processes see the continued run as running.
   using _active = continued === undefined ? undefined : keepRunActive(continued.transcriptPath);
   // Until this process ends the run: killed before, `harness runs` lists it as interrupted.
-  using _live = markRunLive(runsDir(), runId);
+  using live = markRunLive(runsDir(), runId);
   if (continued !== undefined) reportContinuing(continued);
   if (fork !== undefined) reportFork(fork, sandboxConfig.workspace);
   const { model: modelId, maxBudgetUsd } = agentConfig;
@@ -118,6 +118,8 @@ export async function runCommand(
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
     },
     onRefused: reportRefusal,
+    // A full disk: the run ends (the running command stopped, the sandbox's end run), exit code 1.
+    onWriteFailed: (error) => session.end({ kind: "write", path: transcriptPath, code: error.code }),
     postCreate: postCreateRun(sandbox),
     endedBy: () => (session.cause === undefined ? undefined : causeName(session.cause)),
   });
@@ -181,6 +183,8 @@ export async function runCommand(
     code = await promptLoop(runTurn, interrupts, history);
   }
   await closeCheckpoints();
+  // A transcript cut short by a full disk has no run_end: the run is listed as interrupted.
+  if (session.cause?.kind === "write") live.keep();
   if (!session.stderrGone)
     process.stderr.write(`harness: transcript: ${sanitizeForTerminal(transcript.path, { oneLine: true })}\n`);
   // Retention: never throws; a failure is one warning line and the run's exit code stands.

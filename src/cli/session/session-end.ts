@@ -20,6 +20,11 @@ export type EndCause =
   | { kind: "signal"; signal: EndSignal }
   /** stdout or stderr failed: its reader went away (EPIPE), the disk is full (ENOSPC), the terminal is gone (EIO). */
   | { kind: "output"; stream: "stdout" | "stderr"; code: string | undefined }
+  /**
+   * A file the session cannot go on without could not be written (the transcript, on a full disk):
+   * the run ends rather than going on unrecorded.
+   */
+  | { kind: "write"; path: string; code: string | undefined }
   /** An error nobody caught (an exception, a rejection): the end is forced. */
   | { kind: "crash"; error: unknown };
 
@@ -27,6 +32,7 @@ export type EndCause =
 export function causeName(cause: EndCause): string {
   if (cause.kind === "signal") return cause.signal;
   if (cause.kind === "crash") return "internal-error";
+  if (cause.kind === "write") return "write-failed";
   return cause.code === "EPIPE" ? `${cause.stream}-closed` : `${cause.stream}-failed`;
 }
 
@@ -152,6 +158,8 @@ function startLine(cause: EndCause): string {
   const ending = "ending the session (the running command is stopped, then the sandbox)";
   if (cause.kind === "signal") return `${cause.signal}: ${ending}`;
   if (cause.kind === "output") return `${cause.stream} failed (${cause.code ?? "error"}): ${ending}`;
+  if (cause.kind === "write")
+    return `${cause.path} could not be written (${cause.code ?? "error"}): ${ending}`;
   const message = cause.error instanceof Error ? cause.error.message : String(cause.error);
   return `internal error: ${message.split("\n")[0] ?? ""}; ${ending}`;
 }

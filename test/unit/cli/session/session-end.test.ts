@@ -29,6 +29,18 @@ describe("SessionEnd", () => {
     ]);
   });
 
+  it("a file that could not be written (a full disk) ends the session with one line naming it, exit 1", () => {
+    const { end, said } = session();
+    const cause: EndCause = { kind: "write", path: "/state/runs/r.jsonl", code: "ENOSPC" };
+    end.end(cause);
+    expect(end.signal.aborted).toBe(true);
+    expect(said).toEqual([
+      "/state/runs/r.jsonl could not be written (ENOSPC): ending the session (the running command is stopped, then the sandbox)",
+    ]);
+    expect(exitCodeForEnd(cause)).toBe(1);
+    expect(causeName(cause)).toBe("write-failed");
+  });
+
   it("says nothing when the reader of stdout went away, nor on a stderr that failed", () => {
     const one = session();
     one.end.end({ kind: "output", stream: "stdout", code: "EPIPE" });

@@ -8,12 +8,12 @@ import { createServer as createHttpServer, request as httpRequest, type Incoming
 import { createServer as createHttpsServer } from "node:https";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
-import { connect as tlsConnect } from "node:tls";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunCertificateAuthority } from "../../../../../src/sandbox/egress/secrets/run-ca.js";
 import { SecretValue } from "../../../../../src/sandbox/egress/secrets/secret-grant.js";
 import { startGateway, type TestGateway } from "../gateway-fixture.js";
+import { tunnel } from "./secrets-fixture.js";
 
 const VALUE = "s3cr3t-VALUE-0123456789";
 
@@ -55,23 +55,6 @@ async function echoingOrigin(tls?: {
       server.close();
     },
   };
-}
-
-/** CONNECT through the gateway's socket, then TLS trusting only `ca`. */
-async function tunnel(
-  socketPath: string,
-  authority: string,
-  servername: string,
-  ca: string,
-): Promise<Socket> {
-  const raw = connect(socketPath);
-  await new Promise((resolve, reject) => raw.once("connect", resolve).once("error", reject));
-  raw.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
-  const head = await new Promise<string>((resolve) => raw.once("data", (c: Buffer) => resolve(c.toString())));
-  if (!head.startsWith("HTTP/1.1 200")) throw new Error(head);
-  const secure = tlsConnect({ socket: raw, servername, ca });
-  await new Promise((resolve, reject) => secure.once("secureConnect", resolve).once("error", reject));
-  return secure;
 }
 
 /** One request over `connection`; resolves with the status, headers and body. */

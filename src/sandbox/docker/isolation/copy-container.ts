@@ -9,11 +9,9 @@ import { parseUserIds } from "../../sandbox-user.js";
 import { containerName } from "../container/container-lifecycle.js";
 import { removeContainer } from "../container/remove-container.js";
 import { dockerStatus, sandboxError } from "../exec/docker-errors.js";
-import { removeOrphanedCopies } from "./orphaned-copies.js";
 
 /**
- * Creates a throwaway container, puts the workspace into its volume, then starts it. Copy-mode
- * containers left behind by harness processes that are gone are removed first.
+ * Creates a container, puts the workspace into its volume, then starts it.
  */
 export async function createCopyContainer(
   docker: Docker,
@@ -22,7 +20,6 @@ export async function createCopyContainer(
   user: string,
   workdir: string,
 ): Promise<Docker.Container> {
-  await removeOrphanedCopies(docker);
   const name = `${containerName(plan.root)}-copy-${randomBytes(4).toString("hex")}`;
   const container = await docker.createContainer({ ...create, name }).catch((error: unknown) => {
     throw sandboxError("creating the copy-mode container failed", error);

@@ -1,7 +1,12 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { reviewCopy, reviewCopyChanges } from "../../../src/cli/setup/copy-changes.js";
-import type { ApplyResult, Sandbox, WorkspaceChanges } from "../../../src/sandbox/sandbox.js";
+import type {
+  ApplyResult,
+  CopiedWorkspace,
+  Sandbox,
+  WorkspaceChanges,
+} from "../../../src/sandbox/sandbox.js";
 
 const CHANGES: WorkspaceChanges = {
   changes: [{ kind: "A", path: "a.txt", differs: [], after: { type: "file", mode: 0o644, size: 2 } }],
@@ -28,7 +33,6 @@ function fakeSandbox(isolation: "bind" | "copy" = "copy") {
       applied.push(c);
       return result;
     },
-    entries: () => [],
     settle: () => {
       state.settled = true;
     },
@@ -37,7 +41,7 @@ function fakeSandbox(isolation: "bind" | "copy" = "copy") {
     description: { workspace: "/proj", isolation },
     copy: isolation === "copy" ? copy : undefined,
   } as unknown as Sandbox;
-  return { sandbox, applied, copy, state };
+  return { sandbox, applied, copy: copy as unknown as CopiedWorkspace, state };
 }
 
 function io(tty: boolean, typed = "") {

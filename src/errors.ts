@@ -29,6 +29,12 @@ export class SandboxError extends HarnessError {
 }
 
 /**
+ * The sandbox's copy of the workspace is over the copy limits (`--copy-limit`, `--copy-max-files`):
+ * it cannot be read back whole, so it can never be applied, and is not kept (docs/copy-mode.md).
+ */
+export class CopyOverLimitError extends SandboxError {}
+
+/**
  * The model API failed in a way retries did not cure (bad key, bad model, bad request, overloaded too
  * long).
  */

@@ -4,6 +4,7 @@
  * "y" typed at a terminal.
  */
 import { createInterface } from "node:readline/promises";
+import { CopyOverLimitError } from "../../errors.js";
 import { displayPath } from "../../sandbox/copy/tree-diff.js";
 import type { CopiedWorkspace, Sandbox } from "../../sandbox/sandbox.js";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
@@ -76,7 +77,11 @@ export async function reviewCopy(
   const applyFlag = options.applyFlag ?? "--apply";
   // Paths and file contents come from the sandbox: never raw to the terminal.
   const write = (text: string) => io.stderr.write(sanitizeForTerminal(text));
-  const changes = await copied.exportChanges();
+  const changes = await copied.exportChanges().catch((error: unknown) => {
+    // Over the copy limits it can never be read back whole, so never applied: nothing to keep.
+    if (error instanceof CopyOverLimitError) copied.settle();
+    throw error;
+  });
   for (const s of changes.skipped)
     write(`harness: not copied, not compared: ${displayPath(s.path)} (${s.reason})\n`);
   for (const name of changes.unsafeNames)

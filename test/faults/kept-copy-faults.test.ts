@@ -196,6 +196,30 @@ describe.skipIf(skipDocker)("kept copies: the sandbox's work outlives harness", 
     }
   });
 
+  it("harness apply ID keeps the refusals: what the user changed on the host meanwhile is never overwritten", async () => {
+    using ws = makeWorkspace();
+    seed(ws.path);
+    const env = { XDG_STATE_HOME: stateDir() };
+    try {
+      const run = await runCli(["exec", "--isolation", "copy", "-w", ws.path, "--", TASK], { env });
+      expect(run.code, run.stderr).toBe(0);
+      const id = /the sandbox's copy is kept as (\S+):/.exec(run.stderr)?.[1];
+      // The user edits a file the sandbox rewrote, and creates one, while the copy is kept.
+      writeFileSync(join(ws.path, "old", "f1"), "mine\n");
+      writeFileSync(join(ws.path, "mine.txt"), "mine\n");
+      const applied = await runCli(["apply", id ?? "", "--yes"], { env });
+      expect(applied.code, applied.stderr).toBe(0);
+      expect(applied.stderr).toContain(
+        "harness: refused old/f1: changed on the host during the run; left as it is\n",
+      );
+      const wanted = { ...expectedNew(), "old/f1": "mine\n", "mine.txt": "mine\n" };
+      expect(snapshot(ws.path)).toEqual(wanted);
+      expect(await copyContainers(ws.path)).toEqual([]);
+    } finally {
+      await removeCopyContainers(ws.path);
+    }
+  });
+
   it("--no-apply drops the copy at the session's end", async () => {
     using ws = makeWorkspace();
     seed(ws.path);

@@ -86,6 +86,8 @@ export async function rmCommand(
 ): Promise<number> {
   if (id !== undefined && (flags.all || flags.cache || flags.workspace !== undefined))
     throw new ConfigError("harness rm ID takes no --all, --cache or --workspace: it drops that kept copy");
+  if (id !== undefined && engineOf(flags) === "kubernetes")
+    throw new ConfigError("kept copies are Docker's: a pod's copy is reset by its next session");
   if (engineOf(flags) === "kubernetes") return podsCommand(flags, "rm");
   const docker = await connectDocker();
   if (id !== undefined) return dropKeptCopyCommand(docker, id);

@@ -57,7 +57,11 @@ async function writeWhole(path: string, text: string): Promise<void> {
   await rename(`${path}.new`, path);
 }
 
-/** Writes the record (and, with `scan`, the scan) whole or not at all. */
+/**
+ * Writes the record (and, with `scan`, the scan) whole or not at all. A record in state `open` is
+ * only ever written once its scan is (a copy is opened with the scan written beside the container's
+ * creation: `writeKeptScan`).
+ */
 export async function writeKeptCopy(
   record: KeptCopyRecord,
   scan?: WorkspaceScan,
@@ -65,9 +69,19 @@ export async function writeKeptCopy(
 ): Promise<void> {
   const dir = keptCopiesDir(env);
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  // The scan first: a record is never there without the scan it needs.
-  if (scan) await writeWhole(join(dir, `${record.id}.scan.json`), `${JSON.stringify(scanToJson(scan))}\n`);
+  if (scan) await writeKeptScan(record.id, scan, env);
   await writeWhole(join(dir, `${record.id}.json`), `${JSON.stringify(record)}\n`);
+}
+
+/** The scan alone (100,000 entries take about half a second): written while the container is made. */
+export async function writeKeptScan(
+  id: string,
+  scan: WorkspaceScan,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  const dir = keptCopiesDir(env);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await writeWhole(join(dir, `${id}.scan.json`), `${JSON.stringify(scanToJson(scan))}\n`);
 }
 
 export async function setKeptCopyState(

@@ -15,6 +15,7 @@ import {
   removeKeptCopy,
   setKeptCopyState,
   writeKeptCopy,
+  writeKeptScan,
 } from "../../copy/kept/kept-copy-record.js";
 import { planWorkspaceCopy, type WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
 import type { ApplyResult, CopiedWorkspace, WorkspaceChanges, WorkspaceEntry } from "../../sandbox.js";
@@ -115,11 +116,23 @@ export class CopyIsolation implements Isolation, CopiedWorkspace {
         maxEntries: this.plan.maxEntries,
         protect: this.options.protect ?? {},
       };
-      await writeKeptCopy(this.record, this.plan.scan);
+      await writeKeptCopy(this.record);
     }
+    // The scan is written beside the copy going in; the record says `open` only once both are done.
+    const scanWritten = keep
+      ? writeKeptScan(keep.id, this.plan.scan).then(
+          () => undefined,
+          (error: unknown) => error,
+        )
+      : Promise.resolve(undefined);
     try {
       this.container = await createCopyContainer(this.docker, create, this.plan, this.user, this.workdir);
+      const failed = await scanWritten;
+      if (failed !== undefined) throw failed;
     } catch (error) {
+      await scanWritten;
+      if (this.container) await removeContainer(this.container).catch(() => {});
+      this.container = undefined;
       if (keep) await removeKeptCopy(keep.id).catch(() => {});
       throw error;
     }

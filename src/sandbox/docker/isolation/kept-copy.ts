@@ -125,10 +125,20 @@ export async function openKeptCopy(
       `no record of the kept copy ${kept.id} in ${keptCopiesDir(env)} (made with another state directory?): without it its changes cannot be told from yours; harness rm ${kept.id} drops it`,
     );
   }
+  if (record.state !== "open") {
+    throw new ConfigError(
+      `the copy ${kept.id} holds none of the sandbox's work (${record.state === "opening" ? "harness stopped while the workspace was copied in" : "its changes were already applied or dropped"}): harness rm ${kept.id} removes it`,
+    );
+  }
+  const plan = await planOfKeptCopy(record, env).catch((error: unknown) => {
+    throw new ConfigError(
+      `the record of the kept copy ${kept.id} cannot be read (${(error as Error).message}): harness rm ${kept.id} drops it`,
+    );
+  });
   const copy: ContainerCopy = {
     docker,
     container: docker.getContainer(kept.containerId),
-    plan: await planOfKeptCopy(record, env),
+    plan,
     workdir: record.workdir,
     protect: record.protect,
     onProgress,

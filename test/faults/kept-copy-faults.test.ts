@@ -159,6 +159,46 @@ describe.skipIf(skipDocker)("kept copies: the sandbox's work outlives harness", 
     }
   });
 
+  it("SIGKILL before the review, the sandbox still running: the next copy-mode command stops the copy and keeps it", async () => {
+    using ws = makeWorkspace();
+    seed(ws.path);
+    const env = { XDG_STATE_HOME: stateDir() };
+    try {
+      // The task leaves a process behind that would go on changing the copy.
+      const task = `${TASK}; (while true; do sleep 1; done) >/dev/null 2>&1 &`;
+      const killed = await runCli(["exec", "--isolation", "copy", "-w", ws.path, "--", task], {
+        env: { ...env, HARNESS_FAULT_POINT: "review:start:kill" },
+      });
+      expect(killed.code, killed.stderr).toBeNull();
+      const [copy] = await copyContainers(ws.path);
+      expect(copy?.State).toBe("running");
+      const id = copy?.Labels["dev.harness.copy-id"];
+      const other = makeWorkspace();
+      try {
+        // A copy-mode command on another workspace sweeps every workspace's orphaned copies.
+        const next = await runCli(
+          ["exec", "--isolation", "copy", "--no-apply", "-w", other.path, "--", "true"],
+          {
+            env,
+          },
+        );
+        expect(next.code, next.stderr).toBe(0);
+      } finally {
+        await removeCopyContainers(other.path);
+        other[Symbol.dispose]();
+      }
+      const [left] = await copyContainers(ws.path);
+      expect(left?.Id).toBe(copy?.Id);
+      expect(left?.State).toBe("exited");
+      const applied = await runCli(["apply", id ?? "", "--yes"], { env });
+      expect(applied.code, applied.stderr).toBe(0);
+      expect(snapshot(ws.path)).toEqual(expectedNew());
+      expect(await copyContainers(ws.path)).toEqual([]);
+    } finally {
+      await removeCopyContainers(ws.path);
+    }
+  });
+
   it("a session without --apply off a terminal keeps its copy; harness rm ID drops it", async () => {
     using ws = makeWorkspace();
     seed(ws.path);

@@ -5,6 +5,7 @@
  */
 import { createInterface } from "node:readline/promises";
 import { CopyOverLimitError } from "../../errors.js";
+import { faultPoint } from "../../faults/fault-point.js";
 import { displayPath } from "../../sandbox/copy/tree-diff.js";
 import type { CopiedWorkspace, Sandbox } from "../../sandbox/sandbox.js";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
@@ -77,6 +78,8 @@ export async function reviewCopy(
   const applyFlag = options.applyFlag ?? "--apply";
   // Paths and file contents come from the sandbox: never raw to the terminal.
   const write = (text: string) => io.stderr.write(sanitizeForTerminal(text));
+  // The fault suite kills harness here: the sandbox still running, nothing reviewed yet.
+  faultPoint("review:start");
   const changes = await copied.exportChanges().catch((error: unknown) => {
     // Over the copy limits it can never be read back whole, so never applied: nothing to keep.
     if (error instanceof CopyOverLimitError) copied.settle();

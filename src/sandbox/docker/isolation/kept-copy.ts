@@ -7,6 +7,7 @@
  */
 import type Docker from "dockerode";
 import { ConfigError } from "../../../errors.js";
+import { stampAlive } from "../../../state/process-stamp.js";
 import {
   type KeptCopyRecord,
   keptCopiesDir,
@@ -46,8 +47,15 @@ export interface KeptCopy {
   inUse: boolean;
 }
 
-/** Every copy-mode container harness labelled to be kept, newest first. */
-export async function listKeptCopies(docker: Docker): Promise<KeptCopy[]> {
+/**
+ * Every copy-mode container harness labelled to be kept, newest first. Whether its session still
+ * runs is its owner labels' pid, unless its record's stamp (the pid's start time too) says that
+ * process is gone: a pid reused by another process does not hold a kept copy hostage.
+ */
+export async function listKeptCopies(
+  docker: Docker,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<KeptCopy[]> {
   const found = await docker
     .listContainers({
       all: true,
@@ -56,17 +64,28 @@ export async function listKeptCopies(docker: Docker): Promise<KeptCopy[]> {
     .catch((error: unknown) => {
       throw sandboxError("listing sandbox containers failed", error);
     });
-  return found
-    .filter((c) => c.Labels[LABEL_COPY_ID] !== undefined)
-    .map((c) => ({
-      id: c.Labels[LABEL_COPY_ID] ?? "",
-      containerId: c.Id,
-      workspace: (c.Labels[LABEL_WORKSPACE] ?? "").replace(/^copy:/, ""),
-      created: new Date(c.Created * 1000),
-      state: c.State,
-      inUse: !isOrphanedCopy(c.Labels),
-    }))
-    .sort((a, b) => b.created.getTime() - a.created.getTime());
+  const kept = await Promise.all(
+    found.flatMap((c) => {
+      const id = c.Labels[LABEL_COPY_ID];
+      if (id === undefined) return [];
+      const inUse = async () => {
+        if (isOrphanedCopy(c.Labels)) return false;
+        const owner = (await readKeptCopy(id, env))?.owner;
+        return owner === undefined || stampAlive(owner);
+      };
+      return [
+        inUse().then((used) => ({
+          id,
+          containerId: c.Id,
+          workspace: (c.Labels[LABEL_WORKSPACE] ?? "").replace(/^copy:/, ""),
+          created: new Date(c.Created * 1000),
+          state: c.State,
+          inUse: used,
+        })),
+      ];
+    }),
+  );
+  return kept.sort((a, b) => b.created.getTime() - a.created.getTime());
 }
 
 /** The kept copy `id` names: the id itself or a unique prefix of it. */

@@ -20,9 +20,9 @@ import {
   unlink,
 } from "node:fs/promises";
 import type { Readable } from "node:stream";
+import { SandboxError } from "../../../errors.js";
 import type { BeneathDir, BeneathRoot } from "../paths/beneath.js";
 import { checkParents, resolveSymlink } from "../paths/strict-paths.js";
-import { SandboxError } from "../../../errors.js";
 import { isOutOfSpace, placeDirectory, replaceWith, writeTemp } from "./extract-entry-placement.js";
 import { resolveLinksAgain } from "./recheck-written-links.js";
 import { type EntryHandler, readEntries } from "./strict-extract.js";

@@ -185,4 +185,38 @@ describe.skipIf(skipDocker)("a full disk", () => {
       await removeWorkspaceContainers(ws.path);
     }
   });
+
+  it("refuses a copy-mode apply that does not fit: one line naming the path, the workspace as it was", async () => {
+    // The workspace itself lies on the small disk: the apply's staging (beside it) is what fills it.
+    const disk = smallDisk("apply", "1m");
+    const workspace = join(disk, "proj");
+    mkdirSync(workspace);
+    writeFileSync(join(workspace, "a.txt"), "before\n");
+    for (const path of [disk, workspace, join(workspace, "a.txt")]) chownSync(path, TEST_UID, TEST_GID);
+    const before = contents(workspace);
+    const env = { XDG_STATE_HOME: join(scratch, "state-apply") };
+    try {
+      const run = await runCli(
+        [
+          "exec",
+          "--isolation",
+          "copy",
+          "--apply",
+          "-w",
+          workspace,
+          "--",
+          "echo after > a.txt; echo new > small.txt; head -c 3000000 /dev/zero > big.bin",
+        ],
+        { env },
+      );
+      expect(run.code, run.stderr).toBe(1);
+      const said = linesWith(run.stderr, "ENOSPC");
+      expect(said, run.stderr).toHaveLength(1);
+      expect(said[0]).toContain(workspace);
+      // All or nothing: not the rewrite, not the small new file, and no staging left behind.
+      expect(contents(workspace)).toEqual(before);
+    } finally {
+      await removeWorkspaceContainers(workspace);
+    }
+  });
 });

@@ -45,10 +45,16 @@ export function ownerIdentity(): OwnerIdentity {
  * labels let a later run tell a container whose harness process died without removing it.
  */
 export function copyLabels(workspace: string, configHash: string, sessionId: string): Record<string, string> {
-  const owner = ownerIdentity();
   return {
     ...createLabels(`copy:${workspace}`, configHash, sessionId),
     [LABEL_ISOLATION]: "copy",
+    ...ownerLabels(),
+  };
+}
+
+/** The labels that name this harness process as a container's creator (owner-gone.ts reads them). */
+export function ownerLabels(owner: OwnerIdentity = ownerIdentity()): Record<string, string> {
+  return {
     [LABEL_OWNER_HOST]: owner.host,
     [LABEL_OWNER_BOOT_ID]: owner.bootId,
     [LABEL_OWNER_PID_NS]: owner.pidNs,

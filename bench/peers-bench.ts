@@ -191,7 +191,7 @@ async function behaviours(name: SystemName): Promise<Record<string, Verdict>> {
         stuck = false;
       }
       if (!open.returned || open.error) {
-        verdicts[check.name] = { cell: `could not open: ${open.error ?? "never returned"}`, ok: false };
+        verdicts[check.name] = { cell: `could not open: ${open.error ?? "hung"}`, ok: false };
         continue;
       }
       const { driver, dir } = current;

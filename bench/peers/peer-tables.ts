@@ -51,7 +51,7 @@ export interface Flood {
 
 export function floodReturned(f: Flood, timeout: number): string {
   const r = f.reply;
-  if (!r.returned) return `never (waited ${r.waited} s; its timeout ${timeout} s)`;
+  if (!r.returned) return `hung (waited ${r.waited} s; its timeout ${timeout} s)`;
   const s = `${((r.ms ?? 0) / 1000).toFixed(1)} s`;
   if (r.timedOut) return `after ${s}, timed out`;
   return r.error && r.stdout == null ? `after ${s}, error: ${r.error.slice(0, 50)}` : `yes, ${s}`;

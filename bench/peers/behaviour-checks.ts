@@ -122,7 +122,10 @@ export const CHECKS: readonly Check[] = [
       const got = bytesOf(r.stdout) ?? Buffer.alloc(0);
       if (got.equals(BINARY)) return { cell: "yes", ok: true };
       // Judged on the bytes alone, for every system; whether the caller is told is said beside.
-      const told = r.stated ? `, the result says so ("${r.stated.slice(0, 60)}…")` : ", nothing said";
+      const counted = r.stated ? /\(((?:stdout|stderr): [^)]*)\)/.exec(r.stated)?.[1] : undefined;
+      const told = r.stated
+        ? `, the result says so (${counted ?? "not byte-exact"}) and how to get them (od -c)`
+        : ", nothing said";
       return { cell: `no: ${shown(got)}${told}`, ok: false };
     },
   },

@@ -295,7 +295,7 @@ try {
               ...systems.map((n) => (floods[n] ? floodGot(floods[n], FLOOD_BYTES) : "—")),
             ],
             [
-              "200 MB flood: peak memory, client + server",
+              "200 MB flood: peak memory, client and server",
               ...systems.map((n) => (floods[n] ? floodMemory(floods[n]) : "—")),
             ],
           ]

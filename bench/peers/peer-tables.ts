@@ -72,7 +72,8 @@ export function floodGot(f: Flood, bytes: number): string {
 
 export function floodMemory(f: Flood): string {
   const m = f.memory;
-  return `${m.clientMB} + ${m.serverMB} = ${m.totalMB} MB (idle client ${f.clientIdleMB} MB)`;
+  // Three peaks, each on its own: client and server need not peak at the same sample.
+  return `client ${m.clientMB}, server ${m.serverMB}, together ${m.totalMB} MB (idle client ${f.clientIdleMB} MB)`;
 }
 
 export function behaviourCell(v: Verdict | undefined): string {

@@ -186,4 +186,31 @@ describe.skipIf(skip)("the Docker engine going away mid-call", () => {
       expect(readdirSync(ws.path).sort()).toEqual(["after.txt", "keep.txt", "started"]);
     },
   );
+
+  it("`harness exec` whose engine is killed mid-command: one line, exit 1; the next exec runs", async () => {
+    const running = engine;
+    if (!running) throw new Error("no engine");
+    using ws = makeWorkspace();
+    writeOwned(join(ws.path, "keep.txt"), "kept\n");
+    const env = { XDG_STATE_HOME: stateHome, DOCKER_HOST: running.host, HARNESS_IMAGE: image };
+    const blocked = spawnCli(
+      ["exec", "-w", ws.path, "--", "touch started; while [ ! -e never ]; do sleep 1; done"],
+      { env, timeoutMs: 300_000 },
+    );
+    await appears(join(ws.path, "started"));
+    await running.kill("SIGKILL");
+    const ended = await blocked.done;
+    expect(ended.code, ended.stderr).toBe(1);
+    expect(ended.stderr.trimEnd().split("\n"), ended.stderr).toEqual([
+      expect.stringMatching(
+        /^harness: the Docker engine went away \(connect ECONNREFUSED .*docker\.sock\) while /,
+      ),
+    ]);
+
+    await running.start();
+    const next = await runCli(["exec", "-w", ws.path, "--", "cat keep.txt"], { env, timeoutMs: 300_000 });
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toBe("kept\n");
+    expect(readdirSync(ws.path).sort()).toEqual(["keep.txt", "started"]);
+  });
 });

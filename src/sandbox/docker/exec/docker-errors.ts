@@ -44,7 +44,7 @@ export function engineGone(where: string, error: unknown, containerId?: string):
   if (error instanceof EngineGoneError) return error;
   const detail = (error as Error)?.message ?? String(error);
   return new EngineGoneError(
-    `the Docker engine went away (${detail}) while ${where}; once it answers again, harness starts the sandbox container again (or makes it again), and \`harness run --continue\` goes on with the run`,
+    `the Docker engine went away (${detail}) while ${where}; once it answers again, harness starts the sandbox container again (or makes it again), and the next command carries on (\`harness run --continue\` for a run)`,
     { cause: error, containerId },
   );
 }

@@ -191,7 +191,7 @@ async function behaviours(name: SystemName): Promise<Record<string, Verdict>> {
         stuck = false;
       }
       if (!open.returned || open.error) {
-        verdicts[check.name] = { cell: `could not open: ${open.error ?? "never returned"}`, ok: false };
+        verdicts[check.name] = { cell: `could not open: ${open.error ?? "hung"}`, ok: false };
         continue;
       }
       const { driver, dir } = current;
@@ -295,7 +295,7 @@ try {
               ...systems.map((n) => (floods[n] ? floodGot(floods[n], FLOOD_BYTES) : "—")),
             ],
             [
-              "200 MB flood: peak memory, client + server",
+              "200 MB flood: peak memory, client and server",
               ...systems.map((n) => (floods[n] ? floodMemory(floods[n]) : "—")),
             ],
           ]

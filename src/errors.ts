@@ -35,6 +35,15 @@ export class SandboxError extends HarnessError {
 export class CopyOverLimitError extends SandboxError {}
 
 /**
+ * The engine itself stopped answering (its socket refused or closed: a crash, `kill -9`, `systemctl
+ * restart docker`, an upgrade) while the sandbox used it. Not the command's doing, and nothing in the
+ * sandbox can be trusted to have finished: the run ends with this one line, and the next command
+ * (`harness run --continue`) finds the container again once the engine is back. Still a
+ * `SandboxError`: whatever ends a run on one ends it on this.
+ */
+export class EngineGoneError extends SandboxError {}
+
+/**
  * The model API failed in a way retries did not cure (bad key, bad model, bad request, overloaded too
  * long).
  */

@@ -37,6 +37,8 @@ export interface DriverReply {
   /** harness only: output was cut to fit, and how many bytes stdout carried in all. */
   truncated?: boolean;
   counted?: number;
+  /** harness only: the tool result's note on bytes not shown as themselves (null: none). */
+  stated?: string | null;
 }
 
 export interface Ready {

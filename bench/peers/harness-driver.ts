@@ -10,6 +10,7 @@ import { createInterface } from "node:readline";
 import Docker from "dockerode";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
 import type { ExecResult } from "../../src/sandbox/sandbox.js";
+import { formatExecResult } from "../../src/tools/format-exec-result.js";
 import { recordCreated } from "./created-record.js";
 import type { DriverReply, Output } from "./driver-protocol.js";
 
@@ -42,6 +43,8 @@ function resultReply(r: ExecResult, digest: boolean): Partial<DriverReply> {
     // What harness states about what it did not return: output cut, and the bytes written in all.
     truncated: r.isTruncated,
     counted: r.stdoutBytes,
+    // What the model's tool result says of bytes it does not show as themselves (issue 35).
+    stated: /<note>(Not byte-exact: [^<]*)<\/note>/.exec(formatExecResult(r))?.[1] ?? null,
   };
 }
 

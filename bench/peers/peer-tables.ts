@@ -51,7 +51,7 @@ export interface Flood {
 
 export function floodReturned(f: Flood, timeout: number): string {
   const r = f.reply;
-  if (!r.returned) return `never (waited ${r.waited} s; its timeout ${timeout} s)`;
+  if (!r.returned) return `hung (waited ${r.waited} s; its timeout ${timeout} s)`;
   const s = `${((r.ms ?? 0) / 1000).toFixed(1)} s`;
   if (r.timedOut) return `after ${s}, timed out`;
   return r.error && r.stdout == null ? `after ${s}, error: ${r.error.slice(0, 50)}` : `yes, ${s}`;
@@ -72,7 +72,8 @@ export function floodGot(f: Flood, bytes: number): string {
 
 export function floodMemory(f: Flood): string {
   const m = f.memory;
-  return `${m.clientMB} + ${m.serverMB} = ${m.totalMB} MB (idle client ${f.clientIdleMB} MB)`;
+  // Three peaks, each on its own: client and server need not peak at the same sample.
+  return `client ${m.clientMB}, server ${m.serverMB}, together ${m.totalMB} MB (idle client ${f.clientIdleMB} MB)`;
 }
 
 export function behaviourCell(v: Verdict | undefined): string {

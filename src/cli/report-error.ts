@@ -3,7 +3,20 @@ import { CanceledError, ConfigError, HarnessError, ModelError } from "../errors.
 import { sanitizeForTerminal } from "../terminal/sanitize.js";
 import { EXIT } from "./exit-codes.js";
 
+/**
+ * `await using`'s `SuppressedError`: the body failed, then the disposal (the sandbox's stop) failed
+ * too. The body's error is what went wrong first, and the one to report (the stop's is only its
+ * consequence, e.g. an engine that went away); the stop's is kept for DEBUG.
+ */
+function primaryError(error: unknown): unknown {
+  const suppressed = error as { name?: unknown; suppressed?: unknown } | null | undefined;
+  if (suppressed?.name === "SuppressedError" && suppressed.suppressed !== undefined)
+    return primaryError(suppressed.suppressed);
+  return error;
+}
+
 export function exitCodeForError(error: unknown): number {
+  error = primaryError(error);
   if (error instanceof CanceledError) return EXIT.interrupted;
   if (error instanceof ConfigError) return EXIT.usage;
   if (isCommanderUsageError(error)) return EXIT.usage;
@@ -11,6 +24,7 @@ export function exitCodeForError(error: unknown): number {
 }
 
 export function describeError(error: unknown): string {
+  error = primaryError(error);
   if (error instanceof ModelError && error.requestID)
     return `${error.message} (request id ${error.requestID})`;
   if (error instanceof HarnessError) return error.message;

@@ -70,7 +70,10 @@ export interface ExecOptions {
 export interface ExecResult {
   /** The command as given. */
   command: string;
-  /** Standard output, decoded as UTF-8 (invalid bytes replaced); head and tail kept when over the cap. */
+  /**
+   * Standard output, decoded as UTF-8, NULs and bytes that are not UTF-8 shown as `\xNN` escapes
+   * (counted in `notTextBytes`); head and tail kept when over the cap.
+   */
   stdout: string;
   /** Standard error, kept apart from stdout, capped the same way. */
   stderr: string;
@@ -93,6 +96,12 @@ export interface ExecResult {
   stdoutBytes: number;
   /** Total bytes the command wrote to stderr, including any that were cut. */
   stderrBytes: number;
+  /**
+   * Bytes of the kept output that `stdout` / `stderr` show as `\xNN` escapes instead of as themselves
+   * (NULs, bytes that are not valid UTF-8): the text is then not byte-exact, and the tool result says
+   * so. Absent when every kept byte is text.
+   */
+  notTextBytes?: { stdout: number; stderr: number } | undefined;
   /** Wall-clock time from start to finish, in milliseconds. */
   durationMs: number;
   /** The working directory the command ran in. */

@@ -67,6 +67,15 @@ export async function takeLease(
 }
 
 /**
+ * Whether any live harness process holds a lease on `containerId` (a process that has not taken one
+ * yet, still opening, is not seen: callers judge the creator by the container's owner labels).
+ */
+export function leasedByLiveProcess(containerId: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const dir = join(harnessStateDir(env), "leases", containerId.slice(0, 64));
+  return withLeaseDir(dir, undefined, (held) => held.list().some(isLive)) ?? false;
+}
+
+/**
  * `use` on the leases directory, held open and reached without a link in it (host-files/: the state
  * directory may lie in a workspace); undefined when it is missing or refused.
  */

@@ -19,3 +19,10 @@ export function visibleControls(text: string): string {
       : `\\u${code.toString(16).padStart(4, "0")}`;
   });
 }
+
+/** How many bytes (UTF-8) of `text` `visibleControls` shows as escapes instead of as themselves. */
+export function controlBytes(text: string): number {
+  let bytes = 0;
+  for (const match of text.matchAll(CONTROLS)) bytes += Buffer.byteLength(match[0]);
+  return bytes;
+}

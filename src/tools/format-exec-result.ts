@@ -2,7 +2,9 @@
  * What the model sees of a command: stdout and stderr apart, the exit code always, and a plain note
  * for everything that makes the output incomplete or surprising (cut, timed out, cancelled, OOM, a
  * network request the gateway refused, jobs still running in the background).
- * Nothing is silently merged or dropped; terminal control characters are shown as escapes.
+ * Nothing is silently merged or dropped; terminal control characters are shown as escapes, and so
+ * are NULs and bytes that are not UTF-8 (by the sandbox): when any byte is not shown as itself, a
+ * note says how many and how to get them exactly (issue 35).
  *
  * Long output is cut once, by the sandbox: it keeps the head and the tail of each stream and marks
  * the cut with a line saying how many bytes went. This layer does not cut again; it only adds where
@@ -10,7 +12,7 @@
  */
 import type { BackgroundProcess, EgressDenial, ExecResult } from "../sandbox/sandbox.js";
 import { formatByteCount } from "../text/units.js";
-import { visibleControls } from "../text/visible-controls.js";
+import { controlBytes, visibleControls } from "../text/visible-controls.js";
 import type { SavedOutput } from "./output-store.js";
 
 /**
@@ -31,8 +33,30 @@ export function formatExecResult(result: ExecResult, saved: readonly SavedOutput
   if (stderr !== "") parts.push(`<stderr>\n${stderr}\n</stderr>`);
   if (parts.length === 0) parts.push("(no output)");
   parts.push(`<exit_code>${result.exitCode ?? "none"}</exit_code>`);
-  for (const note of notesFor(result, saved)) parts.push(`<note>${note}</note>`);
+  const notes = notesFor(result, saved);
+  const notText = notTextNote(result);
+  if (notText !== undefined) notes.push(notText);
+  for (const note of notes) parts.push(`<note>${note}</note>`);
   return parts.join("\n");
+}
+
+/**
+ * One line when the text above is not the command's bytes: how many bytes of each stream are shown
+ * as escapes (NULs and bytes that are not UTF-8, escaped by the sandbox; controls, escaped here), and
+ * how to see them exactly. The escapes alone are ambiguous: the command may have printed `\xff` as
+ * four characters.
+ */
+function notTextNote(result: ExecResult): string | undefined {
+  const counts = (["stdout", "stderr"] as const)
+    .map((stream) => ({
+      stream,
+      bytes: (result.notTextBytes?.[stream] ?? 0) + controlBytes(result[stream]),
+    }))
+    .filter((c) => c.bytes > 0);
+  if (counts.length === 0) return undefined;
+  const held = counts.map((c) => `${c.stream}: ${c.bytes} byte${c.bytes === 1 ? "" : "s"}`).join("; ");
+  const pipe = counts.some((c) => c.stream === "stdout") ? "| od -c" : "2>&1 >/dev/null | od -c";
+  return `Not byte-exact: bytes that are not text (NUL, invalid UTF-8 or control characters) are shown above as escapes like \\x00, which printed text can look like (${held}). For the exact bytes, send the output through od: \`… ${pipe}\` (or to a file, then \`od -c FILE\`).`;
 }
 
 function notesFor(result: ExecResult, saved: readonly SavedOutput[]): string[] {

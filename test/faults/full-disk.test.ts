@@ -185,4 +185,73 @@ describe.skipIf(skipDocker)("a full disk", () => {
       await removeWorkspaceContainers(ws.path);
     }
   });
+
+  it("ends a batch whose task transcript no longer fits: one line naming it, exit 1, the task to run again", async () => {
+    using ws = makeWorkspace();
+    writeFileSync(join(ws.path, "a.txt"), "before\n");
+    chownSync(join(ws.path, "a.txt"), TEST_UID, TEST_GID);
+    const before = contents(ws.path);
+    const transcripts = smallDisk("task-transcripts", "64k");
+    const results = join(scratch, "task-transcript.results.jsonl");
+    const tasks = join(scratch, "task-transcript.tasks.jsonl");
+    writeFileSync(tasks, `${JSON.stringify({ id: "one", workspace: ws.path, task: "change it" })}\n`);
+    const env = { ...fake.env, XDG_STATE_HOME: join(scratch, "state-d") };
+    try {
+      // The assistant's record is larger than the disk: the task's transcript cannot take it.
+      fake.api.enqueue(toolUseReply("bash", { command: "echo after > a.txt" }, "x".repeat(200 * 1024)));
+      fake.api.enqueue(textReply("Done."));
+      const run = await runCli(["batch", tasks, "--results", results, "--transcripts", transcripts], { env });
+
+      expect(run.code, run.stderr).toBe(1);
+      const said = linesWith(run.stderr, "could not be written");
+      expect(said, run.stderr).toHaveLength(1);
+      expect(said[0]).toContain(`${join(transcripts, "one")}`);
+      expect(said[0]).toContain("(ENOSPC)");
+      // The command was never run, and the task is recorded as canceled: the next batch runs it again.
+      expect(contents(ws.path)).toEqual(before);
+      const recorded = readFileSync(results, "utf8")
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line) as { task_id: string; status: string });
+      expect(recorded.map(({ task_id, status }) => ({ task_id, status }))).toEqual([
+        { task_id: "one", status: "canceled" },
+      ]);
+    } finally {
+      await removeWorkspaceContainers(ws.path);
+    }
+  });
+
+  it("refuses a copy-mode apply that does not fit: one line naming the path, the workspace as it was", async () => {
+    // The workspace itself lies on the small disk: the apply's staging (beside it) is what fills it.
+    const disk = smallDisk("apply", "1m");
+    const workspace = join(disk, "proj");
+    mkdirSync(workspace);
+    writeFileSync(join(workspace, "a.txt"), "before\n");
+    for (const path of [disk, workspace, join(workspace, "a.txt")]) chownSync(path, TEST_UID, TEST_GID);
+    const before = contents(workspace);
+    const env = { XDG_STATE_HOME: join(scratch, "state-apply") };
+    try {
+      const run = await runCli(
+        [
+          "exec",
+          "--isolation",
+          "copy",
+          "--apply",
+          "-w",
+          workspace,
+          "--",
+          "echo after > a.txt; echo new > small.txt; head -c 3000000 /dev/zero > big.bin",
+        ],
+        { env },
+      );
+      expect(run.code, run.stderr).toBe(1);
+      const said = linesWith(run.stderr, "ENOSPC");
+      expect(said, run.stderr).toHaveLength(1);
+      expect(said[0]).toContain(workspace);
+      // All or nothing: not the rewrite, not the small new file, and no staging left behind.
+      expect(contents(workspace)).toEqual(before);
+    } finally {
+      await removeWorkspaceContainers(workspace);
+    }
+  });
 });

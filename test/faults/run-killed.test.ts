@@ -1,6 +1,8 @@
 /**
  * A `harness run` SIGKILLed mid-call (the OOM killer, `kill -9`): `harness runs` must list it as
- * interrupted, not running, and say what `--resume`/`--continue` will do with it.
+ * interrupted, not running, and say what `--resume`/`--continue` will do with it. The same for an
+ * `harness mcp` session (a run from its first tool call), which its client holds and harness does not
+ * continue.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -55,6 +57,46 @@ describe.skipIf(skipDocker)("a run killed mid-call", () => {
       expect(next.code, next.stderr).toBe(0);
       const after = await runCli(["runs", "--output-format", "json"], { env });
       expect(JSON.parse(after.stdout)).toMatchObject([{ id: row?.id, status: "submitted" }]);
+    } finally {
+      await removeWorkspaceContainers(ws.path);
+    }
+  });
+
+  it("an MCP session killed mid-call is listed as interrupted, and says it is not continued", async () => {
+    using ws = makeWorkspace();
+    const env = { XDG_STATE_HOME: stateHome };
+    try {
+      const mcp = spawnCli(["mcp", "--workspace", ws.path, "--timeout", "600"], { env, keepStdin: true });
+      mcp.child.stdin.on("error", () => {});
+      const send = (message: Record<string, unknown>) =>
+        mcp.child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+      send({
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "1" },
+        },
+      });
+      send({ method: "notifications/initialized" });
+      send({
+        id: 2,
+        method: "tools/call",
+        params: { name: "bash", arguments: { command: "touch started; sleep 600" } },
+      });
+      await appears(join(ws.path, "started"));
+      mcp.child.kill("SIGKILL");
+      await mcp.done;
+
+      const listed = await runCli(["runs", "--output-format", "json"], { env });
+      const [row] = JSON.parse(listed.stdout) as { id: string; status: string; active: boolean }[];
+      expect(row).toMatchObject({ status: "interrupted", active: false });
+      const table = await runCli(["runs"], { env });
+      expect(table.stdout).toContain(
+        `interrupted: ${row?.id} was an MCP session whose harness process is gone`,
+      );
+      expect(table.stdout).not.toContain("--resume");
     } finally {
       await removeWorkspaceContainers(ws.path);
     }

@@ -137,7 +137,9 @@ describe.skipIf(skipDocker)("DockerSandbox exec", () => {
     using ws = makeWorkspace();
     await using sandbox = await DockerSandbox.open({ workspace: ws.path, removeOnStop: true });
     const result = await sandbox.exec("printf 'a\\377\\376b\\000c'; head -c 300000 /dev/urandom >&2");
-    expect(result.stdout).toBe("a\uFFFD\uFFFDb\\0c");
+    // Every byte that is not text as an escape with its value, counted (issue 35).
+    expect(result.stdout).toBe("a\\xff\\xfeb\\x00c");
+    expect(result.notTextBytes?.stdout).toBe(3);
     expect(result.stderrBytes).toBe(300_000);
     expect(result.isTruncated).toBe(true);
     expect(() => JSON.stringify(result)).not.toThrow();

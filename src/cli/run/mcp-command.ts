@@ -9,6 +9,7 @@ import { McpRun } from "../../mcp/mcp-run.js";
 import { createMcpServer } from "../../mcp/mcp-server.js";
 import { serveOverStdio } from "../../mcp/serve-stdio.js";
 import { pruneAfterRun } from "../../runs/retention.js";
+import { type LiveMark, markRunLive } from "../../runs/run-liveness.js";
 import { newRunId, outputsDirOf, runsDir, transcriptPathOf } from "../../state/run-layout.js";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
 import { createBackgroundTool } from "../../tools/background-tool.js";
@@ -48,7 +49,15 @@ export interface McpFlags extends CliFlags {
 export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promise<number> {
   const { session } = interrupts;
   const config = loadSandboxConfig(process.env, flags);
-  const transcriptPath = flags.transcript ?? transcriptPathOf(runsDir(), newRunId());
+  const runId = newRunId();
+  const transcriptPath = flags.transcript ?? transcriptPathOf(runsDir(), runId);
+  // From the first tool call on, `harness runs` can tell a killed session (`interrupted`) from a live
+  // one; a transcript elsewhere (--transcript) is not in that listing.
+  let live: LiveMark | undefined;
+  using _live = { [Symbol.dispose]: () => live?.[Symbol.dispose]() };
+  const markLive = () => {
+    if (flags.transcript === undefined) live ??= markRunLive(runsDir(), runId);
+  };
   await using sandbox = await openSandbox(config, {
     session,
     keepCopyAs: { id: newCopyId("mcp"), command: "mcp" },
@@ -125,7 +134,10 @@ export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promi
     instructions: system,
     onFatal: (error) => say(`the sandbox failed: ${error.message}`),
     structuredContent: flags.structuredContent === true,
-    beforeCall: () => run.begin(),
+    beforeCall: () => {
+      markLive();
+      return run.begin();
+    },
   });
   // No unit of work of harness's own to cancel: the client cancels its calls. A Ctrl-C, like every
   // other way, ends the session.
@@ -136,6 +148,8 @@ export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promi
   const asked = cause === undefined || (cause.kind === "signal" && cause.signal === "SIGTERM");
   const by = cause === undefined ? "" : ` (ended by ${causeName(cause)})`;
   run.end(asked ? "submitted" : "canceled", `MCP session ended after ${run.calls} tool call(s)${by}.`);
+  // A transcript that could not be written has no run_end: the session stays listed as interrupted.
+  if (cause?.kind === "write") live?.keep();
   if (run.started) {
     say(`MCP session ended${by}; transcript: ${transcript.path}`);
     pruneAfterRun({ transcriptPath: transcript.path });

@@ -48,9 +48,10 @@ export interface TaskRunInput {
   signal: AbortSignal;
   /**
    * The process's session end (session/session-end.ts): the transcript's run_end is held there, so
-   * an error nobody caught still records it, and a run_end says what ended the session.
+   * an error nobody caught still records it, a run_end says what ended the session, and a transcript
+   * that cannot be written (a full disk) ends it.
    */
-  session?: Pick<SessionEnd, "hold" | "cause"> | undefined;
+  session?: Pick<SessionEnd, "hold" | "cause" | "end"> | undefined;
   /** Copy mode: write the sandbox's changes as a unified diff here (never applied to the workspace). */
   diffPath?: string | undefined;
   /** Lines for people (sandbox progress, a container that could not be removed). */
@@ -149,6 +150,10 @@ async function runInSandbox(
       ...(sandboxConfig.egress === undefined ? {} : { egress: runStartEgress(sandboxConfig.egress) }),
     },
     onRefused: (error) => input.progress?.(error.message),
+    // A full disk ends the batch as `run` ends (run-command.ts): one line naming the file, exit 1;
+    // the tasks not recorded in the results file run again the next time.
+    onWriteFailed: (error) =>
+      input.session?.end({ kind: "write", path: input.transcriptPath, code: error.code }),
     endedBy: () => (input.session?.cause === undefined ? undefined : causeName(input.session.cause)),
   });
   const session = input.session;

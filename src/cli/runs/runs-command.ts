@@ -22,6 +22,7 @@ import { stampAlive } from "../../state/process-stamp.js";
 import { runsDir, sharedBlobsDirOf } from "../../state/run-layout.js";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
 import { formatBytes } from "../../text/units.js";
+import { MCP_SESSION_TASK } from "../../transcript/transcript-records.js";
 import { EXIT } from "../exit-codes.js";
 
 /** Where the commands write and what they read; tests pass their own. */
@@ -61,11 +62,18 @@ export async function runsListCommand(
   }
   const table = formatRunTable(runs, { now, ...(io.columns === undefined ? {} : { columns: io.columns }) });
   say(io, `${table.join("\n")}\n`);
-  const interrupted = runs.find((run) => run.status === "interrupted");
-  if (interrupted !== undefined)
+  const interrupted = runs.filter((run) => run.status === "interrupted");
+  const run = interrupted.find((r) => r.task !== MCP_SESSION_TASK);
+  if (run !== undefined)
     say(
       io,
-      `interrupted: its harness process is gone (killed) and the run never ended; \`harness run --resume ${interrupted.id}\` (or --continue in its workspace) goes on with its conversation, a tool call it was in answered as not completed\n`,
+      `interrupted: its harness process is gone (killed) and the run never ended; \`harness run --resume ${run.id}\` (or --continue in its workspace) goes on with its conversation, a tool call it was in answered as not completed\n`,
+    );
+  const mcp = interrupted.find((r) => r.task === MCP_SESSION_TASK);
+  if (mcp !== undefined)
+    say(
+      io,
+      `interrupted: ${mcp.id} was an MCP session whose harness process is gone (killed); its client holds the conversation, so it is not continued: its checkpoints and outputs stay (\`harness runs diff ${mcp.id}\`)\n`,
     );
   for (const line of await keptCopyLines(io.env, now)) say(io, line);
   const bytes = runs.reduce(

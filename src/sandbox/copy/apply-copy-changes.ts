@@ -136,27 +136,34 @@ async function stage(
     await writeFile(staging.at(".gitignore"), "*\n", { flag: "wx", mode: 0o600 });
     if (expected.size === 0)
       return { ops: [], result: { written: [], refused: [], notes: [] }, refusedPaths: [] };
-    return withBeneath(plan.root, async (beneath) =>
+    return withBeneath(plan.root, async (beneath) => {
       // Nothing is awaited between opening the archive and reading it. What the archive lacks is
       // refused as missing, so the read is not checked further.
-      stageExtract(
-        (await archive.open()).stream,
-        {
-          root: plan.root,
-          stripPrefix: archive.stripPrefix,
-          expected,
-          maxTotalBytes: plan.limitBytes,
-          maxFileBytes: plan.limitBytes,
-          maxEntries: plan.maxEntries,
-          refusePath,
-          chownTo: journal.chownTo,
-        },
-        beneath,
-        staging,
-        (count) => {
-          if (count === 1) faultPoint("apply:staging");
-        },
-      ),
-    );
+      const { stream } = await archive.open();
+      try {
+        return await stageExtract(
+          stream,
+          {
+            root: plan.root,
+            stripPrefix: archive.stripPrefix,
+            expected,
+            maxTotalBytes: plan.limitBytes,
+            maxFileBytes: plan.limitBytes,
+            maxEntries: plan.maxEntries,
+            refusePath,
+            chownTo: journal.chownTo,
+          },
+          beneath,
+          staging,
+          (count) => {
+            if (count === 1) faultPoint("apply:staging");
+          },
+        );
+      } finally {
+        // However staging ended (a full disk mid-archive too), the engine's archive stream is let go
+        // of: left open and paused, it keeps the container busy, and removing it then hangs.
+        stream.destroy();
+      }
+    });
   });
 }

@@ -5,7 +5,7 @@
  */
 import createDebug from "debug";
 import type Docker from "dockerode";
-import { SandboxError } from "../../errors.js";
+import { EngineGoneError, SandboxError } from "../../errors.js";
 import { type ContainerLease, takeLease } from "../../state/container-leases.js";
 import { toExecResult } from "../exec/exec-outcome.js";
 import type { ExecOutcome, ExecRequest } from "../exec/exec-types.js";
@@ -30,6 +30,7 @@ import { postCreatePending, recordPostCreate } from "./devcontainer/post-create-
 import { checkEgressNetwork, type DockerSandboxOptions } from "./docker-sandbox-options.js";
 import { RelayStartError } from "./egress/egress-relay.js";
 import { EgressSession } from "./egress/egress-session.js";
+import { classifyEngineError, engineUnreachable } from "./exec/docker-errors.js";
 import { runSimpleExec } from "./exec/exec-helper.js";
 import { hasPython } from "./executor/executor.js";
 import { ExecutorSlot } from "./executor/executor-slot.js";
@@ -50,6 +51,8 @@ export class DockerSandbox implements Sandbox {
   /** Where the next command starts (the last one's final cwd). */
   private cwd: string;
   private stopped = false;
+  /** A command already ended with `EngineGoneError`: the end of the run does what it can, quietly. */
+  private engineGone = false;
   /** The executor that runs commands, or the per-call path where there can be none. */
   private readonly executors: ExecutorSlot;
   /** This process's claim on the container, so that another process's end of run leaves it alone. */
@@ -257,7 +260,10 @@ export class DockerSandbox implements Sandbox {
     const relayError = egress ? await this.checkRelay(egress, notices) : undefined;
     const tag = egress?.beginCall(options.callId);
     try {
-      const result = await this.execAttempts(command, options, notices);
+      const result = await this.execAttempts(command, options, notices).catch((error: unknown) => {
+        if (error instanceof EngineGoneError) this.engineGone = true;
+        throw error;
+      });
       // A recovery during the call started a relay after all: then the command had the network.
       if (relayError !== undefined && egress?.relayPort === undefined) {
         notices.push(
@@ -289,9 +295,10 @@ export class DockerSandbox implements Sandbox {
       notices.push(await this.recover("the sandbox could not start the command"));
       attempt = await this.tryExec(command, options, timeoutMs, notices);
       if (attempt === "not-started") {
-        throw new SandboxError("the sandbox cannot run commands even after a restart", {
+        const error = new SandboxError("the sandbox cannot run commands even after a restart", {
           containerId: this.container.id,
         });
+        throw await classifyEngineError(this.container, "running the command", error);
       }
     }
     const { outcome, startCwd } = attempt;
@@ -374,8 +381,19 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  /** Restarts, starts or recreates the container and says so, for the model. */
+  /**
+   * Restarts, starts or recreates the container and says so, for the model. Where the engine itself
+   * is what went away (the command's stream ended because the engine did), an `EngineGoneError`.
+   */
   private async recover(why: string): Promise<string> {
+    try {
+      return await this.recoverNow(why);
+    } catch (error) {
+      throw await classifyEngineError(this.container, "running the command", error);
+    }
+  }
+
+  private async recoverNow(why: string): Promise<string> {
     this.executors.reset();
     const done = await reviveContainer(this.container);
     if (done === "gone") {
@@ -433,7 +451,17 @@ export class DockerSandbox implements Sandbox {
       // Released before looking: of two processes ending at once, the later look sees nobody.
       await this.lease?.release();
       const othersAttached = (await this.lease?.othersAlive()) ?? false;
-      await this.isolation.end(this.container, { othersAttached, nothingLeft: nothingLeft === true });
+      await this.isolation
+        .end(this.container, { othersAttached, nothingLeft: nothingLeft === true })
+        .catch(async (error: unknown) => {
+          // The run already ended on the engine's going away, and said so: nothing more to say here.
+          // Its container's processes end with the engine (no live-restore) or are found by the next run.
+          if (this.engineGone && engineUnreachable(error)) {
+            log("end of run skipped, the engine is gone: %s", (error as Error).message);
+            return;
+          }
+          throw await classifyEngineError(this.container, "ending the run", error);
+        });
     } finally {
       await this.egressSession?.close();
     }

@@ -31,10 +31,13 @@ export function toExecResult(command: string, o: ExecOutcome, context: ResultCon
         : o.exitCode === 0
           ? ""
           : `Command failed with exit code ${o.exitCode ?? "unknown"}`;
+  const stdout = o.stdout.decoded();
+  const stderr = o.stderr.decoded();
+  const notText = stdout.notTextBytes + stderr.notTextBytes > 0;
   return {
     command,
-    stdout: o.stdout.toString(),
-    stderr: o.stderr.toString(),
+    stdout: stdout.text,
+    stderr: stderr.text,
     exitCode: o.exitCode,
     failed: o.exitCode !== 0 || o.timedOut || o.canceled,
     timedOut: o.timedOut,
@@ -43,6 +46,7 @@ export function toExecResult(command: string, o: ExecOutcome, context: ResultCon
     oomKilled,
     stdoutBytes: o.stdout.totalBytes,
     stderrBytes: o.stderr.totalBytes,
+    ...(notText ? { notTextBytes: { stdout: stdout.notTextBytes, stderr: stderr.notTextBytes } } : {}),
     durationMs: o.durationMs,
     cwd: context.cwd,
     shortMessage,

@@ -5,6 +5,8 @@
  * cut, and its marker line the one that says so: the bash tool shows the text as kept and only adds
  * where the whole output was saved.
  */
+import { type OutputText, outputText } from "./output-text.js";
+
 export class OutputBuffer {
   private readonly head: Buffer;
   private headLength = 0;
@@ -60,30 +62,34 @@ export class OutputBuffer {
   }
 
   /**
-   * The kept text, decoded as UTF-8 with invalid bytes replaced and NULs made visible, with a line
-   * saying how much was cut between head and tail. Cut points are moved to character boundaries so a
-   * multi-byte character is never split into two replacement characters.
+   * The kept text (`outputText`: valid UTF-8 as is, NULs and invalid bytes as `\xNN` escapes,
+   * counted), with a line saying how much was cut between head and tail. Cut points are moved to
+   * character boundaries so a multi-byte character is never split into two escaped halves.
    */
-  toString(): string {
+  decoded(): OutputText {
     const head = this.head.subarray(0, this.headLength);
-    if (!this.isTruncated) return decode(Buffer.concat([head, this.orderedTail()]));
+    if (!this.isTruncated) return outputText(Buffer.concat([head, this.orderedTail()]));
     const headKept = trimIncompleteEnd(head);
     const tail = this.orderedTail();
     const tailSkipped = skipContinuationBytes(tail);
     // The cut moved to character boundaries: the bytes trimmed there are not shown either.
     const cut = this.droppedBytes + (head.length - headKept) + tailSkipped;
-    return `${decode(head.subarray(0, headKept))}\n[... ${cut} bytes of output cut here; ${this.totalBytes} bytes in all ...]\n${decode(tail.subarray(tailSkipped))}`;
+    const before = outputText(head.subarray(0, headKept));
+    const after = outputText(tail.subarray(tailSkipped));
+    return {
+      text: `${before.text}\n[... ${cut} bytes of output cut here; ${this.totalBytes} bytes in all ...]\n${after.text}`,
+      notTextBytes: before.notTextBytes + after.notTextBytes,
+    };
+  }
+
+  toString(): string {
+    return this.decoded().text;
   }
 
   private orderedTail(): Buffer {
     if (this.tailLength < this.tailBytes) return this.tail.subarray(0, this.tailLength);
     return Buffer.concat([this.tail.subarray(this.tailStart), this.tail.subarray(0, this.tailStart)]);
   }
-}
-
-function decode(bytes: Buffer): string {
-  // NUL bytes confuse terminals and some JSON consumers; show them instead of passing them on.
-  return bytes.toString("utf8").replaceAll("\u0000", "\\0");
 }
 
 /** Length of `bytes` without a trailing, incomplete UTF-8 sequence. */
@@ -96,7 +102,8 @@ function trimIncompleteEnd(bytes: Buffer): number {
   }
   if (i < 0) return bytes.length;
   const lead = bytes[i] ?? 0;
-  const needed = lead >= 0xf0 ? 3 : lead >= 0xe0 ? 2 : lead >= 0xc0 ? 1 : 0;
+  // Only a lead byte that can start a valid sequence (0xc2–0xf4) waits for the rest of it.
+  const needed = lead > 0xf4 ? 0 : lead >= 0xf0 ? 3 : lead >= 0xe0 ? 2 : lead >= 0xc2 ? 1 : 0;
   return needed > continuation ? i : bytes.length;
 }
 

@@ -44,3 +44,20 @@ describe("reportError", () => {
     expect(other.text()).toBe('harness: internal error: {"code":7} (set DEBUG=harness:* for details)\n');
   });
 });
+
+describe("reportError after `await using` suppressed an error", () => {
+  it("reports the body's error, not 'An error was suppressed during disposal'", () => {
+    const err = stderr();
+    const body = new SandboxError("the Docker engine went away (connect ECONNREFUSED /x.sock) while y");
+    const disposal = Object.assign(new Error("connect ECONNREFUSED /x.sock"), { code: "ECONNREFUSED" });
+    // What the bundle's `await using` helper throws where Node has no SuppressedError (Node 20).
+    const suppressed = Object.assign(new Error("An error was suppressed during disposal"), {
+      name: "SuppressedError",
+      error: disposal,
+      suppressed: body,
+    });
+    const code = reportError(suppressed, err.stream);
+    expect(err.text()).toBe("harness: the Docker engine went away (connect ECONNREFUSED /x.sock) while y\n");
+    expect(code).toBe(1);
+  });
+});

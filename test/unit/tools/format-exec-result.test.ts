@@ -101,3 +101,38 @@ describe("formatExecResult", () => {
     expect(text).toContain("<exit_code>1</exit_code>");
   });
 });
+
+describe("formatExecResult: bytes not shown as themselves (issue 35)", () => {
+  it("says how many bytes of stdout are escapes, and how to get them exactly", () => {
+    // What the sandbox gives for `printf 'a\0b\377c'`.
+    const text = formatExecResult(
+      makeExecResult({ stdout: "a\\x00b\\xffc", notTextBytes: { stdout: 2, stderr: 0 } }),
+    );
+    expect(text).toContain("<stdout>\na\\x00b\\xffc\n</stdout>");
+    expect(text).toContain(
+      "<note>Not byte-exact: bytes that are not text (NUL, invalid UTF-8 or control characters) are shown above as escapes like \\x00, which printed text can look like (stdout: 2 bytes). For the exact bytes, send the output through od: `… | od -c` (or to a file, then `od -c FILE`).</note>",
+    );
+  });
+
+  it("counts control characters it shows as escapes, per stream, in bytes", () => {
+    const text = formatExecResult(
+      makeExecResult({ stdout: "\u001b[1mbold\u001b[0m", stderr: "x\u0085\u202ey", exitCode: 1 }),
+    );
+    expect(text).toContain("<stdout>\n\\x1b[1mbold\\x1b[0m\n</stdout>");
+    // ESC twice (1 byte each); U+0085 (2 bytes) and U+202E (3 bytes).
+    expect(text).toContain("(stdout: 2 bytes; stderr: 5 bytes)");
+  });
+
+  it("points stderr alone at od without stdout", () => {
+    const text = formatExecResult(
+      makeExecResult({ stderr: "\\xff", notTextBytes: { stdout: 0, stderr: 1 } }),
+    );
+    expect(text).toContain("(stderr: 1 byte)");
+    expect(text).toContain("`… 2>&1 >/dev/null | od -c`");
+  });
+
+  it("adds nothing for text, tabs and newlines included", () => {
+    const text = formatExecResult(makeExecResult({ stdout: "é\tb\r\nc €😀\n", stderr: "warn\n" }));
+    expect(text).not.toContain("<note>");
+  });
+});

@@ -15,7 +15,15 @@ import type { ExtractResult } from "../../host/extract/strict-extract-types.js";
 import { BeneathError, withBeneath } from "../../host/paths/beneath.js";
 import { type RemoveEntry, strictDelete } from "../../host/paths/strict-paths.js";
 import type { ApplyResult } from "../../sandbox.js";
-import { type ApplyJournal, HARNESS_DIR, journalDir, readJournals, removeJournal } from "./apply-journal.js";
+import {
+  type ApplyJournal,
+  HARNESS_DIR,
+  journalDir,
+  journalExists,
+  readJournals,
+  removeJournal,
+} from "./apply-journal.js";
+import { claimJournal } from "./journal-claim.js";
 
 /**
  * Carries a committed apply through. `resuming`: another process began it (and was killed), so
@@ -115,13 +123,22 @@ export async function recoverApplies(
   for (const journal of await readJournals(env)) {
     if (root !== undefined && journal.root !== root) continue;
     if (alive(journal.owner)) continue;
-    done.push(
-      await recoverOne(journal, env).catch((error: unknown) => {
-        throw new SandboxError(
-          `could not finish the interrupted copy-mode apply to ${journal.root} (journal ${join(journalDir(env), `${journal.id}.json`)}): ${(error as Error).message}`,
-        );
-      }),
-    );
+    // Another command recovering it right now: left to that one.
+    const claim = await claimJournal(journal.id, env, alive);
+    if (claim === undefined) continue;
+    try {
+      // Gone meanwhile: the process whose claim went before ours finished it.
+      if (!(await journalExists(journal.id, env))) continue;
+      done.push(
+        await recoverOne(journal, env).catch((error: unknown) => {
+          throw new SandboxError(
+            `could not finish the interrupted copy-mode apply to ${journal.root} (journal ${join(journalDir(env), `${journal.id}.json`)}): ${(error as Error).message}`,
+          );
+        }),
+      );
+    } finally {
+      await claim.release();
+    }
   }
   return done;
 }

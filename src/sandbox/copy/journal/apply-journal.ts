@@ -14,7 +14,7 @@
  * `.gitignore` of `*`, so git shows none of it.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { access, mkdir, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ProcessStamp } from "../../../state/process-stamp.js";
 import { harnessStateDir } from "../../../state/state-dir.js";
@@ -71,6 +71,14 @@ export async function removeJournal(id: string, env: NodeJS.ProcessEnv = process
   await unlink(join(journalDir(env), `${id}.json`)).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   });
+}
+
+/** Whether journal `id` is still there (not yet removed by whoever finished it). */
+export async function journalExists(id: string, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  return access(join(journalDir(env), `${id}.json`)).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Every journal in the state directory (a `.new` left by a kill mid-write is not one yet). */

@@ -20,6 +20,8 @@ import { acquireContainer } from "../container/container-lifecycle.js";
 import { configHash } from "../container/container-spec.js";
 import { createLabels } from "../container/labels.js";
 import { removeContainer } from "../container/remove-container.js";
+import { removeAbandonedForeign } from "./abandoned-foreign.js";
+import { ownerLabels } from "./copy-container-labels.js";
 import { describeSurvivors, endLeftoverProcesses } from "./end-of-run.js";
 import type { EndFacts, Isolation, LabelledCreateOptions } from "./isolation.js";
 
@@ -33,6 +35,8 @@ export interface BindIsolationOptions {
    * of the image is left running to write the workspace after its check.
    */
   foreignImage?: boolean | undefined;
+  /** Where harness's state (the leases) is found: the engine's environment, as for the lease taken. */
+  dockerEnv?: NodeJS.ProcessEnv | undefined;
   onProgress?: ((line: string) => void) | undefined;
 }
 
@@ -66,10 +70,14 @@ export class BindIsolation implements Isolation {
   }
 
   labels(create: Docker.ContainerCreateOptions, imageId: string): Record<string, string> {
-    return createLabels(this.workspace, configHash({ ...create, Image: imageId }), randomUUID());
+    const labels = createLabels(this.workspace, configHash({ ...create, Image: imageId }), randomUUID());
+    // Who made it, so that a next open can tell one whose harness was killed (abandoned-foreign.ts).
+    return this.options.foreignImage ? { ...labels, ...ownerLabels() } : labels;
   }
 
-  acquire(create: LabelledCreateOptions) {
+  async acquire(create: LabelledCreateOptions) {
+    if (this.options.foreignImage)
+      await removeAbandonedForeign(this.docker, this.workspace, this.options.dockerEnv);
     return acquireContainer(this.docker, this.workspace, create);
   }
 

@@ -56,11 +56,17 @@ export function copyLabels(
   sessionId: string,
   keepId?: string,
 ): Record<string, string> {
-  const owner = ownerIdentity();
   return {
     ...(keepId === undefined ? {} : { [LABEL_COPY_ID]: keepId }),
     ...createLabels(`copy:${workspace}`, configHash, sessionId),
     [LABEL_ISOLATION]: "copy",
+    ...ownerLabels(),
+  };
+}
+
+/** The labels that name this harness process as a container's creator (owner-gone.ts reads them). */
+export function ownerLabels(owner: OwnerIdentity = ownerIdentity()): Record<string, string> {
+  return {
     [LABEL_OWNER_HOST]: owner.host,
     [LABEL_OWNER_BOOT_ID]: owner.bootId,
     [LABEL_OWNER_PID_NS]: owner.pidNs,

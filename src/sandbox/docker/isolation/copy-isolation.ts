@@ -27,10 +27,11 @@ import { dockerStatus } from "../exec/docker-errors.js";
 import {
   applyContainerChanges,
   type ContainerCopy,
+  createCopyContainer,
   exportContainerChanges,
+  stopCopyContainer,
   stopSharing,
-} from "./container-copy-changes.js";
-import { createCopyContainer, stopCopyContainer } from "./copy-container.js";
+} from "./copy-container.js";
 import { copyLabels, LABEL_ISOLATION } from "./copy-container-labels.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation.js";
 import { keptCopyLine } from "./kept-copy.js";

@@ -2,7 +2,7 @@
  * Kept copies on Docker (docs/copy-mode.md): a copy-mode container whose changes were neither
  * applied nor dropped when its session ended (or whose harness was killed) stays, stopped, with its
  * volume, labelled with its id. `harness ps` lists them, `harness apply ID` lands one through the
- * same review and journaled apply as a session's end (container-copy-changes.ts), `harness rm ID`
+ * same review and journaled apply as a session's end (copy-container.ts), `harness rm ID`
  * drops it. Only containers harness labelled as kept copies are ever found here.
  */
 import type Docker from "dockerode";
@@ -20,11 +20,7 @@ import type { ApplyResult, CopiedWorkspace, WorkspaceChanges, WorkspaceEntry } f
 import { LABEL_MANAGED, LABEL_WORKSPACE } from "../container/labels.js";
 import { removeContainer } from "../container/remove-container.js";
 import { sandboxError } from "../exec/docker-errors.js";
-import {
-  applyContainerChanges,
-  type ContainerCopy,
-  exportContainerChanges,
-} from "./container-copy-changes.js";
+import { applyContainerChanges, type ContainerCopy, exportContainerChanges } from "./copy-container.js";
 import { LABEL_COPY_ID, LABEL_ISOLATION } from "./copy-container-labels.js";
 import { isOrphanedCopy } from "./orphaned-copies.js";
 import { workspaceEntries } from "./workspace-entries.js";

@@ -2,14 +2,7 @@ import createDebug from "debug";
 import type Docker from "dockerode";
 import { isProcessAlive } from "../../../state/liveness.js";
 import { type KeptCopyRecord, readKeptCopy, removeKeptCopy } from "../../copy/kept/kept-copy-record.js";
-import {
-  LABEL_MANAGED,
-  LABEL_OWNER_BOOT_ID,
-  LABEL_OWNER_HOST,
-  LABEL_OWNER_PID,
-  LABEL_OWNER_PID_NS,
-  LABEL_WORKSPACE,
-} from "../container/labels.js";
+import { LABEL_MANAGED, LABEL_WORKSPACE } from "../container/labels.js";
 import { removeContainer } from "../container/remove-container.js";
 import { stopCopyContainer } from "./copy-container.js";
 import {
@@ -18,6 +11,7 @@ import {
   type OwnerIdentity,
   ownerIdentity,
 } from "./copy-container-labels.js";
+import { ownerGone } from "./owner-gone.js";
 
 const log = createDebug("harness:docker");
 
@@ -30,22 +24,15 @@ export const KEPT_COPY_RETENTION_DAYS = 14;
 const RETENTION_MS = KEPT_COPY_RETENTION_DAYS * 24 * 3600 * 1000;
 
 /**
- * Whether the harness process that created a copy-mode container is gone. Only a container made on
- * this machine is judged (another machine's harness may be running); there, a different boot id
- * means the owner died with the last boot, and in the same pid namespace a pid that is no process
- * (ESRCH) means it exited. A container without owner labels (older harness) is never judged.
+ * Whether the harness process that created a copy-mode container is gone (owner-gone.ts: only a
+ * container made on this machine is judged; a container without owner labels never is).
  */
 export function isOrphanedCopy(
   labels: Record<string, string>,
   here: OwnerIdentity = ownerIdentity(),
   alive: (pid: number) => boolean = isProcessAlive,
 ): boolean {
-  const pid = Number(labels[LABEL_OWNER_PID]);
-  if (labels[LABEL_ISOLATION] !== "copy" || !Number.isSafeInteger(pid) || pid <= 0) return false;
-  if (labels[LABEL_OWNER_HOST] !== here.host) return false;
-  if (labels[LABEL_OWNER_BOOT_ID] !== here.bootId) return true;
-  if (labels[LABEL_OWNER_PID_NS] !== here.pidNs) return false;
-  return !alive(pid);
+  return labels[LABEL_ISOLATION] === "copy" && ownerGone(labels, here, alive);
 }
 
 /**

@@ -55,13 +55,23 @@ export async function writeTemp(
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
   const handle = await open(dir.at(temp), flags, 0o600);
   const hash = createHash("sha256");
-  try {
-    for await (const chunk of entry) {
+  let failed: { error: unknown } | undefined;
+  // The entry is read to its end even when a write fails: leaving the loop early would destroy the
+  // entry, and the archive's next header, which follows its bytes, would then never come (the
+  // extraction waited for it forever on a full disk).
+  for await (const chunk of entry) {
+    if (failed) continue;
+    try {
       // tar-stream entries yield Buffers (streamx types them as unknown).
       const bytes = chunk as Buffer;
       hash.update(bytes);
       await handle.write(bytes);
+    } catch (error) {
+      failed = { error };
     }
+  }
+  try {
+    if (failed) throw failed.error;
     await handle.chmod(mode);
   } catch (error) {
     await handle.close();
@@ -70,4 +80,10 @@ export async function writeTemp(
   }
   await handle.close();
   return hash.digest("hex");
+}
+
+/** The write failed for want of room (or of a working disk), not for anything about the path. */
+export function isOutOfSpace(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOSPC" || code === "EDQUOT" || code === "EFBIG" || code === "EIO" || code === "EROFS";
 }

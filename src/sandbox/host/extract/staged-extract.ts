@@ -20,9 +20,10 @@ import {
   unlink,
 } from "node:fs/promises";
 import type { Readable } from "node:stream";
+import { SandboxError } from "../../../errors.js";
 import type { BeneathDir, BeneathRoot } from "../paths/beneath.js";
 import { checkParents, resolveSymlink } from "../paths/strict-paths.js";
-import { placeDirectory, replaceWith, writeTemp } from "./extract-entry-placement.js";
+import { isOutOfSpace, placeDirectory, replaceWith, writeTemp } from "./extract-entry-placement.js";
 import { resolveLinksAgain } from "./recheck-written-links.js";
 import { type EntryHandler, readEntries } from "./strict-extract.js";
 import type { ExtractResult, ExtractState, StrictExtractOptions } from "./strict-extract-types.js";
@@ -77,6 +78,12 @@ export async function stageExtract(
         }
         if (opts.chownTo) await lchown(staging.at(staged), opts.chownTo.uid, opts.chownTo.gid);
       } catch (error) {
+        // All or nothing: a staging the disk cannot hold stops the apply before anything is placed,
+        // rather than applying the rest without this file.
+        if (isOutOfSpace(error))
+          throw new SandboxError(
+            `the changes could not be staged in ${opts.root}: ${path} could not be written (${(error as NodeJS.ErrnoException).code}); nothing was applied`,
+          );
         return `could not write: ${(error as Error).message}`;
       }
       ops.push({ kind: "file", path, staged, sha256: hash });

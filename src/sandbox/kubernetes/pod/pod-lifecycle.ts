@@ -6,7 +6,7 @@
  */
 import type { V1ContainerStatus, V1Pod } from "@kubernetes/client-node";
 import createDebug from "debug";
-import { SandboxError } from "../../../errors.js";
+import { EngineGoneError, SandboxError } from "../../../errors.js";
 import { apiMessage, apiStatus, type Cluster } from "../api/kube-client.js";
 import { podCreateRefusalHint } from "../api/pod-security.js";
 import { SANDBOX_CONTAINER } from "./pod-spec.js";
@@ -116,9 +116,23 @@ export async function readPod(cluster: Cluster, name: string): Promise<V1Pod | u
   }
 }
 
-/** Whether the pod is gone or on its way out (deleted, its container ended). */
+/**
+ * Whether the pod is gone or on its way out (deleted, its container ended). Rejects, with an
+ * `EngineGoneError`, when the API server cannot say (it went away, or the connection to it did): the
+ * pod, and the copy of the workspace it holds, may well still be there, so it is never called deleted.
+ */
 export async function podLost(cluster: Cluster, name: string): Promise<string | undefined> {
-  const pod = await readPod(cluster, name).catch(() => undefined);
+  const pod = await readPod(cluster, name).catch((error: unknown) => {
+    const unknown =
+      "the command did not complete; the pod, with its copy of the workspace, may still be there";
+    // An answer with a status (403, 500): the API server is there but would not say.
+    if (apiStatus((error as Error).cause) !== undefined)
+      throw new SandboxError(`${(error as Error).message}: ${unknown}`, { cause: error, containerId: name });
+    throw new EngineGoneError(
+      `the Kubernetes API server did not answer (${(error as Error).message}) when harness looked at the sandbox pod after its command's connection ended: ${unknown}`,
+      { cause: error, containerId: name },
+    );
+  });
   if (pod === undefined) return "the sandbox pod was deleted";
   if (pod.metadata?.deletionTimestamp) return "the sandbox pod is being deleted";
   const sandbox = pod.status?.containerStatuses?.find((c) => c.name === SANDBOX_CONTAINER);

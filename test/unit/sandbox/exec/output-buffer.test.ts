@@ -114,15 +114,23 @@ describe("OutputBuffer", () => {
     }
   });
 
-  it("shows invalid UTF-8 as replacement characters and NUL bytes as \\0", () => {
+  it("shows NULs and invalid UTF-8 as \\xNN escapes with their byte values, and counts them (issue 35)", () => {
     const bytes = Buffer.from([0x61, 0x00, 0x62, 0xff, 0xfe, 0x63]);
-    expect(written(10, 10, [bytes]).toString()).toBe("a\\0b\uFFFD\uFFFDc");
+    expect(written(10, 10, [bytes]).decoded()).toEqual({ text: "a\\x00b\\xff\\xfec", notTextBytes: 3 });
     const long = Buffer.concat([
       Buffer.from("a\0b\xff", "latin1"),
       Buffer.alloc(50, "m"),
       Buffer.from("\0z"),
     ]);
-    const shown = written(3, 2, [long]).toString();
-    expect(shown).toBe(`a\\0b${cutLine(51, 56)}\\0z`);
+    // Only what is kept is counted: the head's NUL and \xff, the tail's NUL.
+    expect(written(4, 2, [long]).decoded()).toEqual({
+      text: `a\\x00b\\xff${cutLine(50, 56)}\\x00z`,
+      notTextBytes: 3,
+    });
+  });
+
+  it("counts nothing for text, however many bytes its characters take", () => {
+    const text = "é€😀\t\r\n\u001b[1m";
+    expect(written(64, 64, [Buffer.from(text)]).decoded()).toEqual({ text, notTextBytes: 0 });
   });
 });

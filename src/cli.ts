@@ -376,6 +376,19 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       exitCode = await recoverCommand();
     });
 
+  program
+    .command("apply")
+    .description(
+      "review a kept copy-mode copy (harness ps lists them) and apply its changes to its workspace, as at the end of its session; the copy is removed once they land",
+    )
+    .argument("<id>", "the kept copy's id (a run's id, or the exec-/shell-/mcp- id its session printed)")
+    .option("-y, --yes", "apply without asking (what --apply is at the end of a session)")
+    .option("--apply", "the same as --yes")
+    .action(async (id: string, flags: { yes?: boolean; apply?: boolean }) => {
+      const { applyCommand } = await import("./cli/runs/apply-command.js");
+      exitCode = await applyCommand(id, flags, interrupts);
+    });
+
   addSettings(
     engineOptions(program.command("doctor")).description(
       "check whether harness can run here: engine, runtimes, image, workspace, disk",
@@ -436,8 +449,12 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
     });
 
   addSettings(
-    engineOptions(program.command("rm")).description(
-      "remove the workspace's sandbox container or pods (or all of them)",
+    engineOptions(
+      program
+        .command("rm")
+        .argument("[id]", "a kept copy to drop, its changes with it (harness ps lists them)"),
+    ).description(
+      "remove the workspace's sandbox container or pods (or all of them; kept copies stay), or drop the kept copy ID",
     ),
     ["workspace"],
     { workspace: "workspace whose container to remove" },
@@ -448,9 +465,9 @@ async function main(argv: string[], session: SessionEnd): Promise<number> {
       "remove the package caches (npm's and pip's downloads, one per workspace) instead, and only them; with --workspace, only that workspace's",
     )
     .option("--user <uid>", "with --cache: only this sandbox user's cache (default: every user's)")
-    .action(async (flags: Flags & { all?: boolean; cache?: boolean }) => {
+    .action(async (id: string | undefined, flags: Flags & { all?: boolean; cache?: boolean }) => {
       const { rmCommand } = await import("./cli/exec/container-commands.js");
-      exitCode = await rmCommand(flags);
+      exitCode = await rmCommand(flags, id);
     });
 
   oneLineUsageErrors(program);

@@ -29,6 +29,12 @@ export class SandboxError extends HarnessError {
 }
 
 /**
+ * The sandbox's copy of the workspace is over the copy limits (`--copy-limit`, `--copy-max-files`):
+ * it cannot be read back whole, so it can never be applied, and is not kept (docs/copy-mode.md).
+ */
+export class CopyOverLimitError extends SandboxError {}
+
+/**
  * The engine itself stopped answering (its socket refused or closed: a crash, `kill -9`, `systemctl
  * restart docker`, an upgrade) while the sandbox used it. Not the command's doing, and nothing in the
  * sandbox can be trusted to have finished: the run ends with this one line, and the next command

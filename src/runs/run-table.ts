@@ -78,7 +78,7 @@ export function runToJson(run: RunListing): Record<string, unknown> {
 }
 
 /** "just now", "5m ago", "3h ago", "12d ago". */
-function shownAge(ms: number): string {
+export function shownAge(ms: number): string {
   const minutes = Math.floor(ms / 60_000);
   if (minutes < 1) return "just now";
   if (minutes < 60) return `${minutes}m ago`;

@@ -260,6 +260,12 @@ export interface CopiedWorkspace {
   /** Writes reviewed changes to the host workspace; refused paths are in the result, not thrown. */
   applyChanges(reviewed: WorkspaceChanges): Promise<ApplyResult>;
   /**
+   * The changes landed, were dropped by the user, or there were none: the copy goes when the sandbox
+   * stops. Without this, a copy the caller asked to keep (`harness run`, `exec`, `shell`, `mcp`)
+   * outlives the session until `harness apply ID` lands it or `harness rm ID` drops it.
+   */
+  settle(): void;
+  /**
    * The sandbox's copy as it is now, entry by entry (a checkpoint reads it; src/checkpoints/). Each
    * file's `content` must be consumed (or left) before the next entry is asked for; stopping early
    * lets go of the stream. Rejects with `SandboxError` when the copy cannot be read.

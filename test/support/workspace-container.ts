@@ -20,13 +20,18 @@ export async function workspaceProcesses(workspace: string): Promise<string[]> {
   return (top.Processes ?? []).map((row) => row.join(" "));
 }
 
-/** Removes the workspace's containers: CLI runs leave them for the next run, tests do not need them. */
+/**
+ * Removes the workspace's containers: CLI runs leave them for the next run, and copy mode keeps a copy
+ * whose changes nobody applied or dropped (with its volume); tests need neither.
+ */
 export async function removeWorkspaceContainers(workspace: string): Promise<void> {
   const docker = new Docker();
-  for (const id of await workspaceContainers(workspace)) {
+  const label = [`${LABEL_WORKSPACE}=copy:${realpathSync(workspace)}`];
+  const copies = (await docker.listContainers({ all: true, filters: { label } })).map((c) => c.Id);
+  for (const id of [...(await workspaceContainers(workspace)), ...copies]) {
     await docker
       .getContainer(id)
-      .remove({ force: true })
+      .remove({ force: true, v: true })
       .catch(() => {});
   }
 }

@@ -5,7 +5,7 @@ import { visibleControls } from "../../text/visible-controls.js";
 import { EXIT } from "../exit-codes.js";
 import type { Interrupts } from "../session/interrupts.js";
 import { processReviewIo, reviewCopyChanges } from "../setup/copy-changes.js";
-import { openSandbox } from "../setup/sandbox-from-config.js";
+import { newCopyId, openSandbox } from "../setup/sandbox-from-config.js";
 import { ExecOutput } from "./exec-output.js";
 import { IGNORED_STDIN_LINE, type IgnoredStdin, watchIgnoredStdin } from "./ignored-stdin.js";
 
@@ -29,7 +29,10 @@ async function execInSandbox(
   stdin: IgnoredStdin,
 ): Promise<number> {
   const signal = interrupts.begin();
-  await using sandbox = await openSandbox(config, { session: interrupts.session });
+  await using sandbox = await openSandbox(config, {
+    session: interrupts.session,
+    keepCopyAs: { id: newCopyId("exec"), command: "exec" },
+  });
   if (output.broken) return EXIT.brokenPipe;
   // Backpressure: a slow reader pauses the command instead of filling harness's memory; a reader
   // that goes away (`| head -1`) stops the command, killed in the container like a cancel.

@@ -28,7 +28,7 @@ import { causeName } from "../session/session-end.js";
 import { processReviewIo, reviewCopyChanges } from "../setup/copy-changes.js";
 import { openRunCheckpoints } from "../setup/run-checkpoints.js";
 import { runStartEgress, systemPromptFor } from "../setup/run-setup.js";
-import { openSandbox, postCreateRun } from "../setup/sandbox-from-config.js";
+import { newCopyId, openSandbox, postCreateRun } from "../setup/sandbox-from-config.js";
 
 export interface McpFlags extends CliFlags {
   /** `--no-apply` / `--apply` (copy mode). */
@@ -58,7 +58,10 @@ export async function mcpCommand(flags: McpFlags, interrupts: Interrupts): Promi
   const markLive = () => {
     if (flags.transcript === undefined) live ??= markRunLive(runsDir(), runId);
   };
-  await using sandbox = await openSandbox(config, { session });
+  await using sandbox = await openSandbox(config, {
+    session,
+    keepCopyAs: { id: newCopyId("mcp"), command: "mcp" },
+  });
   const system = systemPromptFor(sandbox, config);
   const transcript = createTranscript(transcriptPath, {
     runStart: {

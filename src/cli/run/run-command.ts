@@ -99,7 +99,9 @@ export async function runCommand(
   };
   const early = checkFirst ? await setupOf() : undefined;
   const { session } = interrupts;
-  await using sandbox = await openSandbox(sandboxConfig, { session }).catch((error: unknown) =>
+  // Copy mode: the copy is kept under the run's id until its changes land or are dropped.
+  const keepCopyAs = { id: runId, command: "run" };
+  await using sandbox = await openSandbox(sandboxConfig, { session, keepCopyAs }).catch((error: unknown) =>
     output.fail(error, exitCodeForError(error)),
   );
   const setup = early ?? (await setupOf());

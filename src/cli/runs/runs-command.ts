@@ -1,4 +1,7 @@
-/** `harness runs`, `runs show ID`, `runs rm ID…`, `runs prune`: the past runs in the state directory. */
+/**
+ * `harness runs`, `runs show ID`, `runs rm ID…`, `runs prune`: the past runs in the state directory
+ * (and the runs' kept copy-mode copies).
+ */
 import { existsSync, rmSync } from "node:fs";
 import { sweepSharedBlobs } from "../../checkpoints/blob-sweep.js";
 import { ConfigError, HarnessError } from "../../errors.js";
@@ -13,7 +16,9 @@ import { isRunActive } from "../../runs/run-activity.js";
 import { findRun, listRuns } from "../../runs/run-catalog.js";
 import { describeFsError, type RunFiles, scanRunsDir } from "../../runs/run-files.js";
 import { formatRun } from "../../runs/run-show.js";
-import { formatRunTable, runToJson } from "../../runs/run-table.js";
+import { formatRunTable, runToJson, shownAge } from "../../runs/run-table.js";
+import { readKeptCopies } from "../../sandbox/copy/kept/kept-copy-record.js";
+import { stampAlive } from "../../state/process-stamp.js";
 import { runsDir, sharedBlobsDirOf } from "../../state/run-layout.js";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
 import { formatBytes } from "../../text/units.js";
@@ -70,6 +75,7 @@ export async function runsListCommand(
       io,
       `interrupted: ${mcp.id} was an MCP session whose harness process is gone (killed); its client holds the conversation, so it is not continued: its checkpoints and outputs stay (\`harness runs diff ${mcp.id}\`)\n`,
     );
+  for (const line of await keptCopyLines(io.env, now)) say(io, line);
   const bytes = runs.reduce(
     (sum, run) => sum + run.transcriptBytes + run.outputsBytes + run.checkpointsBytes,
     0,
@@ -229,4 +235,18 @@ export function processIo(): RunsIo {
     env: process.env,
     stdoutGone: () => gone,
   };
+}
+
+/**
+ * Runs whose copy-mode copy is kept (docs/copy-mode.md), from the records in the state directory
+ * (no engine is asked): what it is and what to do with it.
+ */
+async function keptCopyLines(env: NodeJS.ProcessEnv, now: number): Promise<string[]> {
+  const kept = (await readKeptCopies(env)).filter(
+    (r) => r.command === "run" && r.state === "open" && !stampAlive(r.owner),
+  );
+  return kept.map(
+    (r) =>
+      `kept copy ${r.id} of ${r.root} (${shownAge(now - Date.parse(r.createdAt))}): its changes were not applied; harness apply ${r.id} lands them, harness rm ${r.id} drops them\n`,
+  );
 }

@@ -5,6 +5,7 @@ import { recoverApplies } from "../../sandbox/copy/journal/apply-commit.js";
 import { DockerSandbox } from "../../sandbox/docker/docker-sandbox.js";
 import type { KubernetesSandbox } from "../../sandbox/kubernetes/kubernetes-sandbox.js";
 import type { PublishMonitor } from "../../sandbox/sandbox.js";
+import { newRunId } from "../../state/run-layout.js";
 import { sanitizeForTerminal } from "../../terminal/sanitize.js";
 import type { PostCreateRun } from "../../transcript/transcript-records.js";
 import { watchEnvFiles } from "../dotenv/env-file-watch.js";
@@ -17,9 +18,19 @@ export interface OpenSandboxOptions {
    */
   session: Pick<SessionEnd, "hold" | "signal">;
   removeOnStop?: boolean;
+  /**
+   * Copy mode: the copy outlives the session until its changes land or are dropped, under this id
+   * (the run's, or `newCopyId`'s) and the command's name; the review settles it (copy-changes.ts).
+   */
+  keepCopyAs?: { id: string; command: string };
   progress?: (line: string) => void;
   /** Kubernetes: the pod the batch's warm pool made for this sandbox. */
   warmPod?: string | undefined;
+}
+
+/** The id a kept copy of `exec`, `shell` or `mcp` gets (a run's copy takes the run's id). */
+export function newCopyId(command: string): string {
+  return `${command}-${newRunId()}`;
 }
 
 export async function openSandbox(
@@ -86,7 +97,12 @@ async function openEngineSandbox(
     const keepPod = options.removeOnStop !== true && options.warmPod === undefined;
     return KubernetesSandbox.open({ ...config, warmPod: options.warmPod, keepPod, onProgress: say });
   }
-  return DockerSandbox.open({ ...config, removeOnStop: options.removeOnStop, onProgress: say });
+  return DockerSandbox.open({
+    ...config,
+    removeOnStop: options.removeOnStop,
+    keepCopy: options.keepCopyAs,
+    onProgress: say,
+  });
 }
 
 /** The postCreateCommand this open ran, as the transcript's first run_start records it. */

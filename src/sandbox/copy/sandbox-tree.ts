@@ -9,7 +9,7 @@
 import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import { extract as tarExtract } from "tar-stream";
-import { SandboxError } from "../../errors.js";
+import { CopyOverLimitError } from "../../errors.js";
 import { safeComponents } from "../host/paths/strict-paths.js";
 import { SANDBOX_DEFAULTS } from "../sandbox-request.js";
 import type { Tree, TreeEntry } from "./tree-diff.js";
@@ -25,9 +25,9 @@ export const PATH_CHARS_PER_ENTRY = 512;
 export interface ReadTreeOptions {
   /** Leading part of every name, e.g. "workspace/". */
   stripPrefix: string;
-  /** Content bytes allowed in total; more is a SandboxError (the copy grew past the limit). */
+  /** Content bytes allowed in total; more is a CopyOverLimitError (the copy grew past the limit). */
   maxTotalBytes: number;
-  /** Entries allowed (files, directories, symlinks, anything else); more is a SandboxError. */
+  /** Entries allowed (files, directories, symlinks, anything else); more is a CopyOverLimitError. */
   maxEntries?: number | undefined;
   /** The host tree: a file is kept for the diff only when it is new or its hash differs. */
   host: Tree;
@@ -87,13 +87,13 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
     first = false;
     // The workspace directory itself is not an entry of the copy (the scan does not count it either).
     if (h.name !== prefix && `${h.name}/` !== prefix && ++entries > maxEntries) {
-      throw new SandboxError(
+      throw new CopyOverLimitError(
         `the sandbox's workspace holds more than ${maxEntries} files, directories and symlinks, over --copy-max-files; nothing was applied`,
       );
     }
     pathChars += h.name.length + (h.linkname?.length ?? 0);
     if (pathChars > maxEntries * PATH_CHARS_PER_ENTRY) {
-      throw new SandboxError(
+      throw new CopyOverLimitError(
         `the sandbox's workspace names paths of more than ${maxEntries * PATH_CHARS_PER_ENTRY} characters in all (${PATH_CHARS_PER_ENTRY} per entry of --copy-max-files); nothing was applied`,
       );
     }
@@ -115,7 +115,7 @@ async function readTree(source: Readable, options: ReadTreeOptions): Promise<San
       const bytes = chunk as Buffer;
       total += bytes.length;
       if (total > options.maxTotalBytes) {
-        throw new SandboxError(
+        throw new CopyOverLimitError(
           `the sandbox's workspace holds more than the copy limit (${options.maxTotalBytes} bytes); nothing was applied`,
         );
       }

@@ -104,6 +104,7 @@ export async function planContainer(
           copyLimitBytes: options.copyLimitBytes ?? SANDBOX_DEFAULTS.copyLimitBytes,
           copyMaxFiles: options.copyMaxFiles ?? SANDBOX_DEFAULTS.copyMaxFiles,
           protect: options.protect,
+          keep: options.keepCopy,
           onProgress: options.onProgress,
         })
       : await BindIsolation.prepare(docker, workspace, owner, user, { ...options, foreignImage });

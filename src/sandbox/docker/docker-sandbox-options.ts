@@ -19,6 +19,11 @@ export interface DockerSandboxOptions extends SandboxRequest {
    * path; images without python3 take it anyway.
    */
   executor?: boolean | undefined;
+  /**
+   * Copy isolation: keep the copy when the session ends with its changes neither applied nor dropped
+   * (`CopiedWorkspace.settle`), under this id, for `harness apply ID` or `harness rm ID`.
+   */
+  keepCopy?: { id: string; command: string } | undefined;
   /** Remove the container on stop (throwaway sandboxes) instead of leaving it for the next run. */
   removeOnStop?: boolean | undefined;
   /** Image build progress and lifecycle messages, for the user (not the model). */

@@ -168,7 +168,7 @@ export class DockerSandbox implements Sandbox {
         await isolation.begin();
       } catch (error) {
         await sandbox.executors.close().catch(() => {});
-        await removeContainer(container).catch(() => {});
+        await isolation.abandon(container).catch(() => {});
         throw error;
       }
       sandbox.lease = await takeLease(container.id, options.dockerEnv).catch(async (error: unknown) => {

@@ -102,6 +102,9 @@ export class PodCopiedWorkspace implements CopiedWorkspace {
     return exportCopyChanges(this.plan, this.archive(), this.options.protect);
   }
 
+  /** A pod's copy is reset by the next session either way: nothing to keep or to let go of yet. */
+  settle(): void {}
+
   async applyChanges(reviewed: WorkspaceChanges): Promise<ApplyResult> {
     await this.options.quiesce();
     const refusePath = await workspaceRefusal(this.plan, this.options.protect, reviewed.changes);

@@ -1,7 +1,12 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { reviewCopyChanges } from "../../../src/cli/setup/copy-changes.js";
-import type { ApplyResult, Sandbox, WorkspaceChanges } from "../../../src/sandbox/sandbox.js";
+import { reviewCopy, reviewCopyChanges } from "../../../src/cli/setup/copy-changes.js";
+import type {
+  ApplyResult,
+  CopiedWorkspace,
+  Sandbox,
+  WorkspaceChanges,
+} from "../../../src/sandbox/sandbox.js";
 
 const CHANGES: WorkspaceChanges = {
   changes: [{ kind: "A", path: "a.txt", differs: [], after: { type: "file", mode: 0o644, size: 2 } }],
@@ -21,18 +26,22 @@ function fakeSandbox(isolation: "bind" | "copy" = "copy") {
     refused: [{ path: "evil", reason: "symlink to an absolute path (/etc/passwd)" }],
     notes: [],
   };
+  const state = { settled: false };
   const copy = {
     exportChanges: async () => CHANGES,
     applyChanges: async (c: WorkspaceChanges) => {
       applied.push(c);
       return result;
     },
+    settle: () => {
+      state.settled = true;
+    },
   };
   const sandbox = {
     description: { workspace: "/proj", isolation },
     copy: isolation === "copy" ? copy : undefined,
   } as unknown as Sandbox;
-  return { sandbox, applied };
+  return { sandbox, applied, copy: copy as unknown as CopiedWorkspace, state };
 }
 
 function io(tty: boolean, typed = "") {
@@ -53,28 +62,35 @@ describe("reviewCopyChanges", () => {
   });
 
   it("shows the summary and a sanitized diff, and applies nothing when stdin is not a terminal", async () => {
-    const { sandbox, applied } = fakeSandbox();
+    const { sandbox, applied, state } = fakeSandbox();
     const out = io(false);
     expect(await reviewCopyChanges(sandbox, undefined, out.io)).toBe("not-applied");
     expect(applied).toEqual([]);
     expect(out.text()).toContain("A a.txt\n1 change: 1 added");
     expect(out.text()).toContain("+\\x1b]0;pwned\\x07hi\n");
     expect(out.text()).not.toContain("\u001b");
-    expect(out.text()).toContain("pass --apply to apply them");
+    expect(out.text()).toContain("pass --apply to apply them)\n");
+    // Nobody decided: the copy is kept for `harness apply ID`.
+    expect(out.text()).not.toContain("dropped");
+    expect(state.settled).toBe(false);
   });
 
   it("applies with --apply and reports refusals by name", async () => {
-    const { sandbox, applied } = fakeSandbox();
+    const { sandbox, applied, state } = fakeSandbox();
     const out = io(false);
     expect(await reviewCopyChanges(sandbox, true, out.io)).toBe("applied");
     expect(applied).toEqual([CHANGES]);
+    expect(state.settled).toBe(true);
     expect(out.text()).toContain("harness: refused evil: symlink to an absolute path (/etc/passwd)\n");
   });
 
-  it("never applies with --no-apply, even on a terminal", async () => {
-    const { sandbox, applied } = fakeSandbox();
-    expect(await reviewCopyChanges(sandbox, false, io(true, "y\n").io)).toBe("not-applied");
+  it("never applies with --no-apply, even on a terminal: the copy is dropped", async () => {
+    const { sandbox, applied, state } = fakeSandbox();
+    const out = io(true, "y\n");
+    expect(await reviewCopyChanges(sandbox, false, out.io)).toBe("not-applied");
     expect(applied).toEqual([]);
+    expect(out.text()).toContain("changes not applied (--no-apply); the sandbox's copy is dropped\n");
+    expect(state.settled).toBe(true);
   });
 
   it("asks on a terminal: y applies, anything else does not", async () => {
@@ -82,9 +98,26 @@ describe("reviewCopyChanges", () => {
     const asked = io(true, "y\n");
     expect(await reviewCopyChanges(yes.sandbox, undefined, asked.io)).toBe("applied");
     expect(asked.text()).toContain("Apply these changes to /proj? [y/N] ");
+    expect(yes.state.settled).toBe(true);
     const no = fakeSandbox();
     expect(await reviewCopyChanges(no.sandbox, undefined, io(true, "\n").io)).toBe("not-applied");
     expect(no.applied).toEqual([]);
+    // A "no" at the question drops the session's copy.
+    expect(no.state.settled).toBe(true);
+  });
+
+  it("harness apply ID: a no keeps the kept copy, --yes is the flag named", async () => {
+    const no = fakeSandbox();
+    const asked = io(true, "n\n");
+    const options = { applyFlag: "--yes", noDrops: false };
+    expect(await reviewCopy(no.copy, "/proj", undefined, asked.io, options)).toBe("not-applied");
+    expect(no.state.settled).toBe(false);
+    expect(asked.text()).toContain("changes not applied (not confirmed)\n");
+    const piped = fakeSandbox();
+    const out = io(false);
+    expect(await reviewCopy(piped.copy, "/proj", undefined, out.io, options)).toBe("not-applied");
+    expect(out.text()).toContain("changes not applied (pass --yes to apply them)\n");
+    expect(piped.state.settled).toBe(false);
   });
 
   it("asks nobody once the session is ending (SIGHUP, SIGTERM): not applied, unless --apply", async () => {
@@ -95,6 +128,7 @@ describe("reviewCopyChanges", () => {
     expect(asked.applied).toEqual([]);
     expect(out.text()).not.toContain("[y/N]");
     expect(out.text()).toContain("the session is ending; --apply applies them");
+    expect(asked.state.settled).toBe(false);
     const apply = fakeSandbox();
     expect(await reviewCopyChanges(apply.sandbox, true, { ...io(true).io, ending })).toBe("applied");
   });

@@ -9,6 +9,7 @@ import {
   runsShowCommand,
 } from "../../../src/cli/runs/runs-command.js";
 import { ConfigError } from "../../../src/errors.js";
+import { writeKeptCopy } from "../../../src/sandbox/copy/kept/kept-copy-record.js";
 import { makeStateHome, runIdAt, usageOf, writeRun } from "../../support/run-fixtures.js";
 
 const NOW = Date.now();
@@ -67,6 +68,34 @@ describe("harness runs", () => {
     expect(lines[4]).toBe(
       `3 runs, ${lines[4]?.split(" ")[2]} KiB in ${state.runs} (kept under 500 MiB, 30 days)`,
     );
+  });
+
+  it("names a run's kept copy-mode copy and what to do with it, not a live session's", async () => {
+    using state = makeStateHome();
+    const [id] = threeRuns(state.runs).slice(2);
+    const record = (copyId: string, pid: number) => ({
+      version: 1 as const,
+      id: copyId,
+      command: "run",
+      root: "/srv/app2",
+      workdir: "/workspace",
+      createdAt: new Date(NOW - 2 * 3_600_000).toISOString(),
+      state: "open" as const,
+      owner: { pid },
+      limitBytes: 1024,
+      maxEntries: 10,
+      protect: {},
+    });
+    const scan = { entries: [], skipped: [], totalBytes: 0, notUtf8: [] };
+    // Its harness is gone (no process has pid 0x7ffffffe): kept. This process's own: a live session.
+    await writeKeptCopy(record(id ?? "", 0x7ffffffe), scan, state.env);
+    await writeKeptCopy(record(`${id}.2`, process.pid), scan, state.env);
+    const term = io(state.env);
+    expect(await runsListCommand({}, term)).toBe(0);
+    expect(term.out()).toContain(
+      `kept copy ${id} of /srv/app2 (2h ago): its changes were not applied; harness apply ${id} lands them, harness rm ${id} drops them\n`,
+    );
+    expect(term.out()).not.toContain(`${id}.2`);
   });
 
   it("gives JSON with --output-format json, and says when there are no runs", async () => {

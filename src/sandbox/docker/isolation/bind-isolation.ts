@@ -93,6 +93,10 @@ export class BindIsolation implements Isolation {
     return (await this.acquire(create)).container;
   }
 
+  async abandon(container: Docker.Container): Promise<void> {
+    await removeContainer(container);
+  }
+
   async end(container: Docker.Container, facts?: EndFacts): Promise<void> {
     const say = (line: string) => this.options.onProgress?.(line);
     if (this.options.removeOnStop || (this.options.foreignImage && !facts?.othersAttached)) {

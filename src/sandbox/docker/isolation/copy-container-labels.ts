@@ -9,6 +9,12 @@ import {
 } from "../container/labels.js";
 
 export const LABEL_ISOLATION = "dev.harness.isolation";
+/**
+ * A copy kept until its work lands or is dropped (docs/copy-mode.md): the id `harness apply ID` and
+ * `harness rm ID` take, and its record's name (copy/kept/kept-copy-record.ts). A copy without it
+ * (a batch's task, a replay, an older harness) is never kept.
+ */
+export const LABEL_COPY_ID = "dev.harness.copy-id";
 
 /** The harness process as owner labels name it; "" where something cannot be read. */
 export interface OwnerIdentity {
@@ -44,8 +50,14 @@ export function ownerIdentity(): OwnerIdentity {
  * same workspace (which finds its container by that label) never reuses or removes it. The owner
  * labels let a later run tell a container whose harness process died without removing it.
  */
-export function copyLabels(workspace: string, configHash: string, sessionId: string): Record<string, string> {
+export function copyLabels(
+  workspace: string,
+  configHash: string,
+  sessionId: string,
+  keepId?: string,
+): Record<string, string> {
   return {
+    ...(keepId === undefined ? {} : { [LABEL_COPY_ID]: keepId }),
     ...createLabels(`copy:${workspace}`, configHash, sessionId),
     [LABEL_ISOLATION]: "copy",
     ...ownerLabels(),

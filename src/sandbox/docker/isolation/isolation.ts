@@ -32,6 +32,8 @@ export interface Isolation {
    * with it).
    */
   replaceGone(create: LabelledCreateOptions): Promise<Docker.Container>;
+  /** The open failed after `acquire`: remove what it made (nothing of a run is in it yet). */
+  abandon(container: Docker.Container): Promise<void>;
   /** The end of the run; called once. */
   end(container: Docker.Container, facts?: EndFacts): Promise<void>;
 }

@@ -22,7 +22,7 @@ import { compareManifests, type Snapshot } from "./snapshot.js";
 import { storeStream } from "./stream-blob.js";
 
 /** File times come from a coarse clock (a few ms per tick); this is well above any tick. */
-const RACY_NS = 100_000_000n;
+const RACY_MS = 100;
 /** Steps between two full verifications (every file fetched and hashed). */
 export const VERIFY_EVERY = 50;
 
@@ -31,8 +31,8 @@ export interface CopySnapshotOptions {
   gitIgnore?: { global?: RuleSet | undefined } | undefined;
   /** Steps between full verifications (default VERIFY_EVERY). */
   verifyEvery?: number;
-  /** How recent a change makes a file racy, in ns (default RACY_NS; tests set 0). */
-  racyNs?: bigint;
+  /** How recent a change makes a file racy, in ms (default RACY_MS; tests set 0). */
+  racyMs?: number;
 }
 
 class GiveUp extends Error {}
@@ -41,7 +41,7 @@ type Copy = Pick<CopiedWorkspace, "list" | "fetch">;
 
 export function copySnapshots(copy: Copy, options: CopySnapshotOptions = {}): SnapshotFn {
   const verifyEvery = options.verifyEvery ?? VERIFY_EVERY;
-  const racyNs = options.racyNs ?? RACY_NS;
+  const racyMs = options.racyMs ?? RACY_MS;
   /** Path → its lstat key when the manifest's content for it was read (files only, not racy ones). */
   let index = new Map<string, string>();
   /** The ignored directories the last view found: not walked by the next listing. */
@@ -75,7 +75,7 @@ export function copySnapshots(copy: Copy, options: CopySnapshotOptions = {}): Sn
           onChunk(chunk.length);
           chunks.push(chunk);
         }
-        ignoreFiles.set(e.path, { key: statKey(entry), content: Buffer.concat(chunks) });
+        ignoreFiles.set(e.path, { key: entry.key, content: Buffer.concat(chunks) });
         wanted.delete(e.path);
       }
       // Not a regular file any more: no rules from it this step (the next listing says what it is).
@@ -88,7 +88,7 @@ export function copySnapshots(copy: Copy, options: CopySnapshotOptions = {}): Sn
       const evaluate = () =>
         applyIgnoreRules(listing, options.gitIgnore, (entry) => {
           const held = ignoreFiles.get(entry.path);
-          return held !== undefined && (held.key === statKey(entry) || held.key === "gone")
+          return held !== undefined && (held.key === entry.key || held.key === "gone")
             ? held.content
             : "need";
         });
@@ -116,31 +116,38 @@ export function copySnapshots(copy: Copy, options: CopySnapshotOptions = {}): Sn
       const nextIndex = new Map<string, string>();
       const toFetch = new Map<string, ListedPath>();
       for (const entry of view.kept) {
+        const before = previous.get(entry.path);
+        if (
+          before !== undefined &&
+          index.get(entry.path) === entry.key &&
+          !(full && before.type === "file")
+        ) {
+          // lstat saw nothing change since this entry was taken: the same object, no work.
+          manifest.set(entry.path, before);
+          nextIndex.set(entry.path, entry.key);
+          continue;
+        }
         const base: CheckpointEntry = {
           type: "file",
           mode: entry.mode,
           size: 0,
-          mtimeMs: Number(entry.mtimeNs / 1_000_000n),
+          mtimeMs: entry.mtimeMs,
           ctimeMs: 0,
           ino: 0,
         };
-        if (entry.kind === "directory") manifest.set(entry.path, { ...base, type: "directory" });
-        else if (entry.kind === "symlink")
+        if (entry.kind === "directory") {
+          manifest.set(entry.path, { ...base, type: "directory" });
+          nextIndex.set(entry.path, entry.key);
+        } else if (entry.kind === "symlink") {
           manifest.set(entry.path, { ...base, type: "symlink", linkname: entry.detail });
-        else if (entry.kind === "unreadable")
+          nextIndex.set(entry.path, entry.key);
+        } else if (entry.kind === "unreadable")
           skipped.push({ path: entry.path, reason: `unreadable directory (${entry.detail})` });
         else if (entry.kind === "other") skipped.push({ path: entry.path, reason: entry.detail });
         else {
-          const before = previous.get(entry.path);
-          const key = statKey(entry);
-          if (!full && before?.type === "file" && index.get(entry.path) === key) {
-            manifest.set(entry.path, before);
-            nextIndex.set(entry.path, key);
-          } else {
-            // Its place in the manifest now (parents first); its entry once read.
-            manifest.set(entry.path, base);
-            toFetch.set(entry.path, entry);
-          }
+          // Its place in the manifest now (parents first); its entry once read.
+          manifest.set(entry.path, base);
+          toFetch.set(entry.path, entry);
         }
       }
 
@@ -153,7 +160,7 @@ export function copySnapshots(copy: Copy, options: CopySnapshotOptions = {}): Sn
         read.add(e.path);
         manifest.set(e.path, { ...(manifest.get(e.path) as CheckpointEntry), size, sha256 });
         // Changed just before the listing began: a write in the same tick would not show; read it again.
-        if (entry.ctimeNs < listing.startedNs - racyNs) nextIndex.set(e.path, statKey(entry));
+        if (entry.ctimeMs < listing.startedMs - racyMs) nextIndex.set(e.path, entry.key);
       }
       for (const path of toFetch.keys()) {
         if (read.has(path)) continue;
@@ -187,9 +194,4 @@ export function copySnapshots(copy: Copy, options: CopySnapshotOptions = {}): Sn
       return { delta: {}, counts: { added: 0, changed: 0, removed: 0 }, skipped, gaveUp: reason, bytesRead };
     }
   };
-}
-
-/** What tells an unchanged file without reading it. */
-function statKey(entry: ListedPath): string {
-  return `${entry.mode}:${entry.size}:${entry.mtimeNs}:${entry.ctimeNs}:${entry.ino}`;
 }

@@ -273,9 +273,9 @@ export interface CopiedWorkspace {
 
 /** The copy's paths with their lstat, as `CopiedWorkspace.list` gives them. */
 export interface CopyListing {
-  /** The sandbox's clock when the listing began, in ns: a path changed since then may look unchanged. */
-  startedNs: bigint;
-  /** Parents before children. */
+  /** The sandbox's clock when the listing began, in ms: a path changed since then may look unchanged. */
+  startedMs: number;
+  /** Parents before children; a directory's own entries together. */
   paths: ListedPath[];
   /** False when `maxEntries` was reached (the listing stopped). */
   complete: boolean;
@@ -292,9 +292,13 @@ export interface ListedPath {
   /** Permission bits (0o777). */
   mode: number;
   size: number;
-  mtimeNs: bigint;
-  ctimeNs: bigint;
-  ino: bigint;
+  mtimeMs: number;
+  ctimeMs: number;
+  /**
+   * Kind, mode, size, mtime and ctime in ns, inode, as the listing gave them: equal keys mean lstat
+   * saw nothing change.
+   */
+  key: string;
   /** A symlink's target; the kind of an "other" (fifo, socket…); why a directory is unreadable. */
   detail: string;
 }

@@ -170,7 +170,7 @@ describe("copy mode's checkpoint from a listing", () => {
 
   it("catches a rewrite that put back the size and the mtime (touch -d): its ctime moved", async () => {
     // No racy window: the file's lstat is trusted from the first listing on, so only ctime can tell.
-    const t = setup({ gitIgnore: {}, racyNs: 0n });
+    const t = setup({ gitIgnore: {}, racyMs: 0 });
     const file = join(t.root, "same.txt");
     writeFileSync(file, "aaaa\n");
     await t.step();

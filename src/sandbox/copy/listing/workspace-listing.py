@@ -16,11 +16,9 @@ fetch WORKDIR PATH...
     fstat: a path that is no longer a regular file beneath WORKDIR is left out, and the host notices
     it is missing. A file whose size or times changed while it was read is left out too.
 """
-import io
 import os
 import stat
 import sys
-import tarfile
 import time
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -50,45 +48,48 @@ def kind_name(mode):
 
 def listing(out, root, limit, prune):
     out.write(b"H\0%d\0" % time.time_ns())
-    count = [0]
-
-    def emit(kind, path, st, extra):
-        count[0] += 1
-        if count[0] > limit:
-            raise More()
-        out.write(b"%s\0%s\0%d\0%d\0%d\0%d\0%d\0%s\0" % (
-            kind, path, stat.S_IMODE(st.st_mode), st.st_size, st.st_mtime_ns, st.st_ctime_ns,
-            st.st_ino, extra))
+    left = [limit]
+    fsencode = os.fsencode
+    S_ISDIR, S_ISREG, S_ISLNK = stat.S_ISDIR, stat.S_ISREG, stat.S_ISLNK
 
     def walk(fd, rel):
+        prefix = rel + b"/" if rel else b""
+        with os.scandir(fd) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        left[0] -= len(entries)
+        records = []
         subdirs = []
-        for name in sorted(os.listdir(fd), key=os.fsencode):
-            raw = os.fsencode(name)
-            path = raw if rel == b"" else rel + b"/" + raw
+        for e in entries:
+            path = prefix + fsencode(e.name)
             try:
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                st = e.stat(follow_symlinks=False)
             except OSError:
                 continue  # gone since the directory was read
             mode = st.st_mode
-            if stat.S_ISDIR(mode):
-                emit(b"d", path, st, b"")
+            if S_ISREG(mode):
+                kind, extra = b"f", b""
+            elif S_ISDIR(mode):
+                kind, extra = b"d", b""
                 if path not in prune:
-                    subdirs.append((name, path))
-            elif stat.S_ISREG(mode):
-                emit(b"f", path, st, b"")
-            elif stat.S_ISLNK(mode):
+                    subdirs.append((e.name, path))
+            elif S_ISLNK(mode):
+                kind = b"l"
                 try:
-                    target = os.fsencode(os.readlink(name, dir_fd=fd))
+                    extra = fsencode(os.readlink(e.name, dir_fd=fd))
                 except OSError:
                     continue  # swapped since the lstat: the next listing sees what it became
-                emit(b"l", path, st, target)
             else:
-                emit(b"o", path, st, kind_name(mode))
+                kind, extra = b"o", kind_name(mode)
+            records.append(b"%s\0%s\0%d\0%d\0%d\0%d\0%d\0%s\0" % (
+                kind, path, mode & 0o7777, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, extra))
+        out.write(b"".join(records))
+        if left[0] < 0:
+            raise More()
         for name, path in subdirs:
             try:
                 child = os.open(name, DIR_FLAGS, dir_fd=fd)
             except OSError as error:
-                why = os.fsencode(error.strerror or "unreadable")
+                why = fsencode(error.strerror or "unreadable")
                 out.write(b"\0".join([b"u", path, b"0", b"0", b"0", b"0", b"0", why]) + b"\0")
                 continue
             try:
@@ -124,21 +125,14 @@ def open_beneath(root_fd, rel):
         os.close(fd)
 
 
-class Padded(io.RawIOBase):
-    """A large file's bytes, padded with zeros if it shrank while it was read."""
+class Padded:
+    """A large file's bytes, padded with zeros if it shrank while it was read (tarfile reads `size`)."""
 
     def __init__(self, fd):
         self.fd = fd
 
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        n = os.readv(self.fd, [buffer])
-        if n == 0:
-            buffer[:] = bytes(len(buffer))
-            return len(buffer)
-        return n
+    def read(self, n):
+        return os.read(self.fd, n) or bytes(n)
 
 
 def read_whole(fd, size):
@@ -159,6 +153,9 @@ def same(a, b):
 
 
 def fetch(out, root, paths):
+    import io
+    import tarfile
+
     root_fd = os.open(root, DIR_FLAGS)
     archive = tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT,
                            encoding="utf-8", errors="surrogateescape")
@@ -181,7 +178,7 @@ def fetch(out, root, paths):
                         continue
                     archive.addfile(info, io.BytesIO(data))
                 else:
-                    archive.addfile(info, io.BufferedReader(Padded(fd), CHUNK))
+                    archive.addfile(info, Padded(fd))
             except OSError:
                 continue
             finally:

@@ -12,9 +12,13 @@
  * the listing began) is read again at the next step, as git does. A write through mmap may update
  * the times late; every `verifyEvery` steps, and at the first, every file is fetched and hashed
  * whatever its lstat says (the full verification), which catches it there at the latest.
+ *
+ * An image whose listing cannot run at the first step (no python3: `--image` allows it) is read as
+ * before issue 34, through the engine's archive at every step (entries-snapshot.ts), everything kept.
  */
 import type { CopiedWorkspace, CopyListing, ListedPath } from "../sandbox/sandbox.js";
 import type { CheckpointEntry, Manifest, SkippedPath } from "./checkpoint-types.js";
+import { takeEntriesSnapshot } from "./entries-snapshot.js";
 import type { RuleSet } from "./git-ignore.js";
 import { applyIgnoreRules, type ListingView } from "./listing-ignore.js";
 import type { SnapshotFn } from "./run-checkpointer.js";
@@ -37,7 +41,8 @@ export interface CopySnapshotOptions {
 
 class GiveUp extends Error {}
 
-type Copy = Pick<CopiedWorkspace, "list" | "fetch">;
+/** `entries`: the engine's archive, for an image whose listing cannot run (no python3). */
+type Copy = Pick<CopiedWorkspace, "list" | "fetch"> & Partial<Pick<CopiedWorkspace, "entries">>;
 
 export function copySnapshots(copy: Copy, options: CopySnapshotOptions = {}): SnapshotFn {
   const verifyEvery = options.verifyEvery ?? VERIFY_EVERY;
@@ -49,8 +54,13 @@ export function copySnapshots(copy: Copy, options: CopySnapshotOptions = {}): Sn
   /** Ignore files' content by path, with the lstat key it was read at. */
   const ignoreFiles = new Map<string, { key: string; content: Buffer }>();
   let sinceFull = Number.POSITIVE_INFINITY;
+  /** A listing has worked once; until then a listing that cannot run means the archive, as before. */
+  let listed = false;
+  let archiveOnly = false;
 
   return async (previous, store, limits): Promise<Snapshot> => {
+    if (archiveOnly && copy.entries !== undefined)
+      return takeEntriesSnapshot({ entries: copy.entries(), previous, store, limits });
     const full = sinceFull >= verifyEvery;
     const deadline = Date.now() + limits.maxMs;
     let bytesRead = 0;
@@ -85,6 +95,7 @@ export function copySnapshots(copy: Copy, options: CopySnapshotOptions = {}): Sn
     try {
       const pruned = full ? [] : prune;
       let listing = await listOnce(pruned);
+      listed = true;
       const evaluate = () =>
         applyIgnoreRules(listing, options.gitIgnore, (entry) => {
           const held = ignoreFiles.get(entry.path);
@@ -187,6 +198,11 @@ export function copySnapshots(copy: Copy, options: CopySnapshotOptions = {}): Sn
       // The next snapshot starts over from a full one.
       sinceFull = Number.POSITIVE_INFINITY;
       if (!(error instanceof GiveUp) && (error as Error).name !== "SandboxError") throw error;
+      if (!listed && !(error instanceof GiveUp) && copy.entries !== undefined) {
+        // The image cannot run the listing (no python3): every step reads the engine's archive.
+        archiveOnly = true;
+        return takeEntriesSnapshot({ entries: copy.entries(), previous, store, limits });
+      }
       const reason =
         error instanceof GiveUp
           ? error.message

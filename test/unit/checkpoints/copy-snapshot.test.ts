@@ -16,6 +16,8 @@ import { BlobStore } from "../../../src/checkpoints/blob-store.js";
 import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../../../src/checkpoints/checkpoint-types.js";
 import { type CopySnapshotOptions, copySnapshots } from "../../../src/checkpoints/copy-snapshot.js";
 import type { Snapshot } from "../../../src/checkpoints/snapshot.js";
+import { SandboxError } from "../../../src/errors.js";
+import { entriesOf } from "../../../src/sandbox/copy/archive-entries.js";
 import {
   fetchFromCopy,
   listCopy,
@@ -23,6 +25,7 @@ import {
   type RunProgram,
 } from "../../../src/sandbox/copy/listing/copy-listing.js";
 import type { CopiedWorkspace } from "../../../src/sandbox/sandbox.js";
+import { tarOf } from "../sandbox/tar-fixture.js";
 import { checkpointDirs } from "./checkpoints-fixture.js";
 
 const made: string[] = [];
@@ -274,5 +277,32 @@ describe("copy mode's checkpoint from a listing", () => {
     expect(() => parseListing(fields("H", "1", "f", "a", "-1", "3", "1", "1", "1", "", "E", "ok"))).toThrow(
       /not a number/,
     );
+  });
+
+  it("reads the engine's archive, as before, when the image cannot run the listing (no python3)", async () => {
+    const d = checkpointDirs();
+    made.push(d.base);
+    const store = new BlobStore(d.shared, join(d.run, "blobs"));
+    const at = new Date(1_000_000);
+    const noPython: Copy & Pick<CopiedWorkspace, "entries"> = {
+      list: () => Promise.reject(new SandboxError("reading the sandbox's workspace failed (exit 127)")),
+      fetch: () => {
+        throw new Error("never asked");
+      },
+      entries: () =>
+        entriesOf(
+          tarOf([
+            { name: "workspace/", type: "directory", mode: 0o755, mtime: at },
+            { name: "workspace/a.txt", type: "file", mode: 0o644, content: "one\n", mtime: at },
+          ]),
+          "workspace/",
+        ),
+    };
+    const snapshot = copySnapshots(noPython, { gitIgnore: {} });
+    const first = await snapshot(new Map(), store, DEFAULT_SNAPSHOT_LIMITS);
+    expect(first.gaveUp).toBeUndefined();
+    expect((first.manifest as Manifest).get("a.txt")?.sha256).toBe(sha("one\n"));
+    const second = await snapshot(first.manifest as Manifest, store, DEFAULT_SNAPSHOT_LIMITS);
+    expect(second.delta).toEqual({});
   });
 });

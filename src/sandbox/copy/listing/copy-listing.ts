@@ -18,6 +18,8 @@ export type RunProgram = (argv: string[]) => Promise<ArchiveRead>;
 
 /** Bytes of path arguments per fetch exec: far below the kernel's 128 KiB per argument and 2 MiB in all. */
 const FETCH_ARG_BYTES = 256 * 1024;
+/** Longest one exec may take: a sandbox that stops answering ends the snapshot, never hangs it. */
+const EXEC_DEADLINE_MS = 60_000;
 /** Most bytes a listing may be (about 100 per path): beyond it the listing is refused. */
 const MAX_LISTING_BYTES = 512 * 1024 * 1024;
 
@@ -41,18 +43,32 @@ export async function listCopy(
   maxEntries: number,
 ): Promise<CopyListing> {
   const read = await run(argv("list", workdir, [String(maxEntries), ...prune]));
+  const timer = deadline(read);
   const chunks: Buffer[] = [];
   let bytes = 0;
-  for await (const chunk of read.stream as AsyncIterable<Buffer>) {
-    bytes += chunk.length;
-    if (bytes > MAX_LISTING_BYTES) {
-      read.stream.destroy();
-      throw new SandboxError(`the workspace listing passed ${MAX_LISTING_BYTES} bytes`);
+  try {
+    for await (const chunk of read.stream as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes > MAX_LISTING_BYTES) {
+        read.stream.destroy();
+        throw new SandboxError(`the workspace listing passed ${MAX_LISTING_BYTES} bytes`);
+      }
+      chunks.push(chunk);
     }
-    chunks.push(chunk);
+    await read.check?.();
+  } finally {
+    clearTimeout(timer);
   }
-  await read.check?.();
   return parseListing(Buffer.concat(chunks, bytes));
+}
+
+/** Ends the read with a `SandboxError` after EXEC_DEADLINE_MS. */
+function deadline(read: ArchiveRead): NodeJS.Timeout {
+  return setTimeout(() => {
+    read.stream.destroy(
+      new SandboxError(`the workspace listing took longer than ${EXEC_DEADLINE_MS / 1000} s`),
+    );
+  }, EXEC_DEADLINE_MS);
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -164,14 +180,16 @@ export async function* fetchFromCopy(
       batch.push(path);
     }
     const read = await run(argv("fetch", workdir, batch));
+    const timer = deadline(read);
     let complete = false;
     try {
       for await (const entry of entriesOf(read.stream, "")) if (entry.type === "file") yield entry;
       complete = true;
+      await read.check?.();
     } finally {
+      clearTimeout(timer);
       // Stopping early (a limit) lets go of the exec.
       if (!complete) read.stream.destroy();
     }
-    await read.check?.();
   }
 }

@@ -5,14 +5,11 @@
  * same manifest the host walk gives, compared with the previous one the same way. Entries are data:
  * names were checked safe by the reader, links are kept as their text, other kinds are left out.
  */
-import { createHash } from "node:crypto";
-import { closeSync, openSync, unlinkSync, writeSync } from "node:fs";
 import type { WorkspaceEntry } from "../sandbox/sandbox.js";
 import type { BlobStore } from "./blob-store.js";
 import type { CheckpointEntry, Manifest, SkippedPath, SnapshotLimits } from "./checkpoint-types.js";
 import { compareManifests, type Snapshot } from "./snapshot.js";
-
-const IN_MEMORY_BYTES = 8 * 1024 * 1024;
+import { storeStream } from "./stream-blob.js";
 
 export interface EntriesSnapshotInput {
   entries: AsyncIterable<WorkspaceEntry>;
@@ -32,45 +29,12 @@ export async function takeEntriesSnapshot(input: EntriesSnapshotInput): Promise<
   let bytesRead = 0;
   const deadline = Date.now() + limits.maxMs;
 
-  const storeContent = async (content: AsyncIterable<Buffer>): Promise<{ sha256: string; size: number }> => {
-    const hash = createHash("sha256");
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let temp: { path: string; fd: number } | undefined;
-    try {
-      for await (const chunk of content) {
-        size += chunk.length;
-        bytesRead += chunk.length;
-        if (bytesRead > limits.maxReadBytes)
-          throw new GiveUp(`more than ${limits.maxReadBytes} bytes of files to read`);
-        hash.update(chunk);
-        if (temp === undefined && size <= IN_MEMORY_BYTES) {
-          chunks.push(chunk);
-          continue;
-        }
-        if (temp === undefined) {
-          const path = store.tempPath();
-          temp = { path, fd: openSync(path, "wx", 0o600) };
-          for (const held of chunks) writeAll(temp.fd, held);
-          chunks.length = 0;
-        }
-        writeAll(temp.fd, chunk);
-      }
-      const sha256 = hash.digest("hex");
-      if (temp === undefined) store.put(sha256, Buffer.concat(chunks, size));
-      else {
-        closeSync(temp.fd);
-        store.settle(temp.path, sha256, size);
-        temp = undefined;
-      }
-      return { sha256, size };
-    } finally {
-      if (temp !== undefined) {
-        closeSync(temp.fd);
-        unlinkSync(temp.path);
-      }
-    }
-  };
+  const storeContent = (content: AsyncIterable<Buffer>) =>
+    storeStream(store, content, (bytes) => {
+      bytesRead += bytes;
+      if (bytesRead > limits.maxReadBytes)
+        throw new GiveUp(`more than ${limits.maxReadBytes} bytes of files to read`);
+    });
 
   try {
     for await (const e of input.entries) {
@@ -111,9 +75,4 @@ export async function takeEntriesSnapshot(input: EntriesSnapshotInput): Promise<
   }
   const { delta, counts } = compareManifests(input.previous, manifest);
   return { manifest, delta, counts, skipped, bytesRead };
-}
-
-function writeAll(fd: number, chunk: Buffer): void {
-  let at = 0;
-  while (at < chunk.length) at += writeSync(fd, chunk, at);
 }

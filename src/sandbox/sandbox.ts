@@ -271,6 +271,51 @@ export interface CopiedWorkspace {
    * lets go of the stream. Rejects with `SandboxError` when the copy cannot be read.
    */
   entries(): AsyncIterable<WorkspaceEntry>;
+  /**
+   * Every path of the copy with its lstat, nothing followed nor read (a checkpoint compares it with
+   * the previous step's; src/checkpoints/copy-snapshot.ts). `prune`: directories listed but not
+   * walked; more than `maxEntries` paths end it with `complete: false`. Rejects with `SandboxError`
+   * when the listing cannot be run or read.
+   */
+  list(prune: readonly string[], maxEntries: number): Promise<CopyListing>;
+  /**
+   * The regular files named, as "file" entries with their content (consume each before the next).
+   * A path that is no longer a regular file beneath the workdir (a link, a fifo, gone), or that
+   * changed while it was read, is absent. Rejects with `SandboxError` when it cannot be read.
+   */
+  fetch(paths: readonly string[]): AsyncIterable<WorkspaceEntry>;
+}
+
+/** The copy's paths with their lstat, as `CopiedWorkspace.list` gives them. */
+export interface CopyListing {
+  /** The sandbox's clock when the listing began, in ms: a path changed since then may look unchanged. */
+  startedMs: number;
+  /** Parents before children; a directory's own entries together. */
+  paths: ListedPath[];
+  /** False when `maxEntries` was reached (the listing stopped). */
+  complete: boolean;
+  /** Paths left out: a name or link target that is not UTF-8, an unsafe name. */
+  skipped: Array<{ path: string; reason: string }>;
+}
+
+/** One path of a listing. */
+export interface ListedPath {
+  /** Workspace-relative, `/`-separated, checked safe. */
+  path: string;
+  /** "unreadable": a directory that could not be opened (`detail` says why). */
+  kind: "directory" | "file" | "symlink" | "other" | "unreadable";
+  /** Permission bits (0o777). */
+  mode: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  /**
+   * Kind, mode, size, mtime and ctime in ns, inode, as the listing gave them: equal keys mean lstat
+   * saw nothing change.
+   */
+  key: string;
+  /** A symlink's target; the kind of an "other" (fifo, socket…); why a directory is unreadable. */
+  detail: string;
 }
 
 /** One path of the sandbox's copy of the workspace. */

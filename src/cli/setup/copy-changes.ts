@@ -69,7 +69,7 @@ export async function reviewCopyChanges(
  * session ending, an apply that failed) it is kept for `harness apply ID` (docs/copy-mode.md).
  */
 export async function reviewCopy(
-  copied: CopiedWorkspace,
+  copied: Pick<CopiedWorkspace, "exportChanges" | "applyChanges" | "settle">,
   root: string,
   apply: boolean | undefined,
   io: ReviewIo,

@@ -1,13 +1,13 @@
 /**
  * The checkpoints of `harness run` (src/checkpoints/): one snapshot before the first tool call and
  * one after each, announced in the transcript. Bind mode walks the host workspace (the sandbox
- * writes there); copy mode reads the sandbox's copy through the engine's archive (the host
- * workspace does not change during the run), hashing every file each step.
+ * writes there); copy mode lists the sandbox's copy and fetches only the files that changed (the
+ * host workspace does not change during the run; src/checkpoints/copy-snapshot.ts).
  */
 import { dirname } from "node:path";
 import { checkpointsDirOf, sharedBlobsDir } from "../../checkpoints/checkpoint-paths.js";
 import { DEFAULT_SNAPSHOT_LIMITS, type Manifest } from "../../checkpoints/checkpoint-types.js";
-import { takeEntriesSnapshot } from "../../checkpoints/entries-snapshot.js";
+import { copySnapshots } from "../../checkpoints/copy-snapshot.js";
 import { hostSnapshots } from "../../checkpoints/host-snapshot.js";
 import { globalExcludes } from "../../checkpoints/ignore-sources.js";
 import { RunCheckpointer, type SnapshotFn } from "../../checkpoints/run-checkpointer.js";
@@ -58,13 +58,10 @@ export async function openRunCheckpoints(input: RunCheckpointsInput): Promise<Ru
     input.progress(`checkpoints: the earlier steps could not be read (${(error as Error).message})`);
   }
   const ignored = await loadIgnoreMatcher(root).catch(() => undefined);
-  // By default what git ignores is left out of bind mode's walk (copy mode reads the whole archive).
+  // By default what git ignores is left out, in both modes.
   const gitIgnore = input.keepIgnored === true ? undefined : { global: globalExcludes(input.env) };
   const host = copy === undefined ? hostSnapshots(root, ignored, undefined, gitIgnore) : undefined;
-  const snapshot: SnapshotFn =
-    host?.snapshot ??
-    ((before, store, limits) =>
-      takeEntriesSnapshot({ entries: (copy as CopiedWorkspace).entries(), previous: before, store, limits }));
+  const snapshot: SnapshotFn = host?.snapshot ?? copySnapshots(copy as CopiedWorkspace, { gitIgnore });
   const checkpointer = new RunCheckpointer({
     snapshot,
     checkpointsDir,

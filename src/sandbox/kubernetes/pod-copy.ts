@@ -16,9 +16,16 @@ import { applyCopyChanges } from "../copy/apply-copy-changes.js";
 import { workspaceRefusal } from "../copy/apply-policy.js";
 import { entriesOf } from "../copy/archive-entries.js";
 import { exportCopyChanges } from "../copy/export-copy-changes.js";
+import { fetchFromCopy, listCopy, type RunProgram } from "../copy/listing/copy-listing.js";
 import type { SandboxArchive } from "../copy/sandbox-archive.js";
 import { packWorkspace, type WorkspaceCopyPlan } from "../copy/workspace-archive.js";
-import type { ApplyResult, CopiedWorkspace, WorkspaceChanges, WorkspaceEntry } from "../sandbox.js";
+import type {
+  ApplyResult,
+  CopiedWorkspace,
+  CopyListing,
+  WorkspaceChanges,
+  WorkspaceEntry,
+} from "../sandbox.js";
 import type { ProtectOptions } from "../sandbox-request.js";
 import { parseUserIds } from "../sandbox-user.js";
 import { asUser, type PodOutputStream, runInPod, streamFromPod } from "./api/pod-command.js";
@@ -133,5 +140,26 @@ export class PodCopiedWorkspace implements CopiedWorkspace {
       if (!complete) archive.stdout.destroy();
     }
     await checkRead(this.target, archive.ended);
+  }
+
+  list(prune: readonly string[], maxEntries: number): Promise<CopyListing> {
+    return listCopy(this.program(), this.workdir, prune, maxEntries);
+  }
+
+  fetch(paths: readonly string[]): AsyncIterable<WorkspaceEntry> {
+    return fetchFromCopy(this.program(), this.workdir, paths);
+  }
+
+  /** The listing program in the pod, as the sandbox user; a read counts only if it ended well. */
+  private program(): RunProgram {
+    return async (argv) => {
+      const started = await streamFromPod(this.target, asUser(this.user, argv)).catch((error: unknown) => {
+        throw new SandboxError(`reading the sandbox's workspace failed: ${(error as Error).message}`, {
+          cause: error,
+          containerId: this.target.pod,
+        });
+      });
+      return { stream: started.stdout, check: () => checkRead(this.target, started.ended) };
+    };
   }
 }

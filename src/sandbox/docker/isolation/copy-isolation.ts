@@ -17,8 +17,15 @@ import {
   writeKeptCopy,
   writeKeptScan,
 } from "../../copy/kept/kept-copy-record.js";
+import { fetchFromCopy, listCopy } from "../../copy/listing/copy-listing.js";
 import { planWorkspaceCopy, type WorkspaceCopyPlan } from "../../copy/workspace-archive.js";
-import type { ApplyResult, CopiedWorkspace, WorkspaceChanges, WorkspaceEntry } from "../../sandbox.js";
+import type {
+  ApplyResult,
+  CopiedWorkspace,
+  CopyListing,
+  WorkspaceChanges,
+  WorkspaceEntry,
+} from "../../sandbox.js";
 import type { ProtectOptions } from "../../sandbox-request.js";
 import type { AcquireResult } from "../container/container-lifecycle.js";
 import { configHash } from "../container/container-spec.js";
@@ -33,6 +40,7 @@ import {
   stopSharing,
 } from "./copy-container.js";
 import { copyLabels, LABEL_ISOLATION } from "./copy-container-labels.js";
+import { runCopyProgram } from "./copy-program.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation.js";
 import { keptCopyLine } from "./kept-copy.js";
 import { sweepOrphanedCopies } from "./orphaned-copies.js";
@@ -194,6 +202,19 @@ export class CopyIsolation implements Isolation, CopiedWorkspace {
 
   entries(): AsyncIterable<WorkspaceEntry> {
     return workspaceEntries(this.started(), this.workdir);
+  }
+
+  list(prune: readonly string[], maxEntries: number): Promise<CopyListing> {
+    return listCopy(this.program(), this.workdir, prune, maxEntries);
+  }
+
+  fetch(paths: readonly string[]): AsyncIterable<WorkspaceEntry> {
+    return fetchFromCopy(this.program(), this.workdir, paths);
+  }
+
+  private program(): (argv: string[]) => ReturnType<typeof runCopyProgram> {
+    const container = this.started();
+    return (argv) => runCopyProgram(container, this.user, argv);
   }
 
   private containerCopy(): ContainerCopy {

@@ -113,7 +113,8 @@ export async function dropKeptCopy(
 }
 
 /** A kept copy opened to be reviewed and applied: the same `CopiedWorkspace` a session's end uses. */
-export interface OpenedKeptCopy extends CopiedWorkspace {
+// Checkpoints never read a kept copy: it has no listing of its own (copy-snapshot.ts reads a live session's).
+export interface OpenedKeptCopy extends Omit<CopiedWorkspace, "list" | "fetch"> {
   readonly record: KeptCopyRecord;
   /** After the review: removes the copy when it was settled (applied, or nothing to land). */
   close(): Promise<boolean>;

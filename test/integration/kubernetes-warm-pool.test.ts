@@ -20,7 +20,7 @@ import {
   LABEL_OWNER_PID,
   LABEL_OWNER_PID_NS,
 } from "../../src/sandbox/docker/container/labels.js";
-import { ownerIdentity } from "../../src/sandbox/docker/isolation/copy-container-labels.js";
+import { ownerIdentity } from "../../src/sandbox/docker/isolation/labels/copy-container-labels.js";
 import { apiStatus } from "../../src/sandbox/kubernetes/api/kube-client.js";
 import { LABEL_MANAGED, SANDBOX_CONTAINER } from "../../src/sandbox/kubernetes/pod/pod-spec.js";
 import { sandboxTemplate } from "../../src/sandbox/kubernetes/sandbox-template.js";

@@ -10,7 +10,7 @@ import {
   LABEL_WORKSPACE,
 } from "../../src/sandbox/docker/container/labels.js";
 import { DockerSandbox } from "../../src/sandbox/docker/docker-sandbox.js";
-import { LABEL_ISOLATION } from "../../src/sandbox/docker/isolation/copy-container-labels.js";
+import { LABEL_ISOLATION } from "../../src/sandbox/docker/isolation/labels/copy-container-labels.js";
 import { copyOf } from "../support/copied.js";
 import { skipDocker } from "../support/docker-available.js";
 import { makeWorkspace, TEST_GID, TEST_UID } from "../support/workspace.js";

@@ -4,7 +4,7 @@ import { leasedByLiveProcess } from "../../../state/container-leases.js";
 import { LABEL_WORKSPACE } from "../container/labels.js";
 import { removeContainer } from "../container/remove-container.js";
 import { sandboxError } from "../exec/docker-errors.js";
-import { ownerGone } from "./owner-gone.js";
+import { ownerGone } from "./labels/owner-gone.js";
 
 const log = createDebug("harness:docker");
 

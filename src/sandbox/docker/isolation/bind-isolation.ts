@@ -21,9 +21,9 @@ import { configHash } from "../container/container-spec.js";
 import { createLabels } from "../container/labels.js";
 import { removeContainer } from "../container/remove-container.js";
 import { removeAbandonedForeign } from "./abandoned-foreign.js";
-import { ownerLabels } from "./copy-container-labels.js";
 import { describeSurvivors, endLeftoverProcesses } from "./end-of-run.js";
 import type { EndFacts, Isolation, LabelledCreateOptions } from "./isolation.js";
+import { ownerLabels } from "./labels/copy-container-labels.js";
 
 export interface BindIsolationOptions {
   protect?: ProtectOptions | undefined;

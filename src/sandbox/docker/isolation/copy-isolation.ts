@@ -39,10 +39,10 @@ import {
   stopCopyContainer,
   stopSharing,
 } from "./copy-container.js";
-import { copyLabels, LABEL_ISOLATION } from "./copy-container-labels.js";
 import { runCopyProgram } from "./copy-program.js";
 import type { Isolation, LabelledCreateOptions } from "./isolation.js";
 import { keptCopyLine } from "./kept-copy.js";
+import { copyLabels, LABEL_ISOLATION } from "./labels/copy-container-labels.js";
 import { sweepOrphanedCopies } from "./orphaned-copies.js";
 import { workspaceEntries } from "./workspace-entries.js";
 

@@ -21,7 +21,7 @@ import { LABEL_MANAGED, LABEL_WORKSPACE } from "../container/labels.js";
 import { removeContainer } from "../container/remove-container.js";
 import { sandboxError } from "../exec/docker-errors.js";
 import { applyContainerChanges, type ContainerCopy, exportContainerChanges } from "./copy-container.js";
-import { LABEL_COPY_ID, LABEL_ISOLATION } from "./copy-container-labels.js";
+import { LABEL_COPY_ID, LABEL_ISOLATION } from "./labels/copy-container-labels.js";
 import { isOrphanedCopy } from "./orphaned-copies.js";
 import { workspaceEntries } from "./workspace-entries.js";
 

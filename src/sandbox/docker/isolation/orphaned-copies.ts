@@ -10,8 +10,8 @@ import {
   LABEL_ISOLATION,
   type OwnerIdentity,
   ownerIdentity,
-} from "./copy-container-labels.js";
-import { ownerGone } from "./owner-gone.js";
+} from "./labels/copy-container-labels.js";
+import { ownerGone } from "./labels/owner-gone.js";
 
 const log = createDebug("harness:docker");
 

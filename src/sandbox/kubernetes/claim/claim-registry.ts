@@ -5,7 +5,7 @@
  * labels, so it is found through its claim, never by a pod label.
  */
 import createDebug from "debug";
-import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
+import { ownerIdentity } from "../../docker/isolation/labels/copy-container-labels.js";
 import { isOrphanedCopy } from "../../docker/isolation/orphaned-copies.js";
 import { apiStatus, type Cluster } from "../api/kube-client.js";
 import { readPod } from "../pod/pod-lifecycle.js";

@@ -20,7 +20,7 @@ import {
   LABEL_OWNER_PID,
   LABEL_OWNER_PID_NS,
 } from "../../docker/container/labels.js";
-import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
+import { ownerIdentity } from "../../docker/isolation/labels/copy-container-labels.js";
 import { apiMessage, apiStatus, type Cluster } from "../api/kube-client.js";
 import { deletePod } from "../pod/pod-lifecycle.js";
 import { ANNOTATION_WORKSPACE, LABEL_MANAGED, LABEL_WORKSPACE_HASH, workspaceHash } from "../pod/pod-spec.js";

@@ -29,7 +29,7 @@ import createDebug from "debug";
 import { HARNESS_VERSION } from "../../../version.js";
 import { HOME_DIR } from "../../docker/container/container-spec.js";
 import { LABEL_OWNER_HOST, LABEL_OWNER_PID } from "../../docker/container/labels.js";
-import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
+import { ownerIdentity } from "../../docker/isolation/labels/copy-container-labels.js";
 import { STATE_DIR } from "../../exec/exec-scripts.js";
 import { programText } from "../../exec/program-text.js";
 import { apiMessage, apiStatus, type Cluster } from "../api/kube-client.js";

@@ -1,6 +1,6 @@
 /** harness's pods in a namespace, by label: what `harness ps` lists and `harness rm` removes. */
 import createDebug from "debug";
-import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
+import { ownerIdentity } from "../../docker/isolation/labels/copy-container-labels.js";
 import { isOrphanedCopy } from "../../docker/isolation/orphaned-copies.js";
 import { type Cluster, type ClusterOptions, connectCluster } from "../api/kube-client.js";
 import { ANNOTATION_IDLE_SINCE, deleteIfUnchanged, keptIdleTooLong, keptState } from "./kept-pod.js";

@@ -32,7 +32,7 @@ import {
   LABEL_OWNER_PID,
   LABEL_OWNER_PID_NS,
 } from "../../docker/container/labels.js";
-import { ownerIdentity } from "../../docker/isolation/copy-container-labels.js";
+import { ownerIdentity } from "../../docker/isolation/labels/copy-container-labels.js";
 import { STATE_DIR } from "../../exec/exec-scripts.js";
 import { programText } from "../../exec/program-text.js";
 import { parseUserIds } from "../../sandbox-user.js";

@@ -12,7 +12,7 @@ import {
   copyLabels,
   type OwnerIdentity,
   ownerIdentity,
-} from "../../../../../src/sandbox/docker/isolation/copy-container-labels.js";
+} from "../../../../../src/sandbox/docker/isolation/labels/copy-container-labels.js";
 import {
   isOrphanedCopy,
   KEPT_COPY_RETENTION_DAYS,

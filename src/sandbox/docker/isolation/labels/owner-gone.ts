@@ -1,10 +1,10 @@
-import { isProcessAlive } from "../../../state/liveness.js";
+import { isProcessAlive } from "../../../../state/liveness.js";
 import {
   LABEL_OWNER_BOOT_ID,
   LABEL_OWNER_HOST,
   LABEL_OWNER_PID,
   LABEL_OWNER_PID_NS,
-} from "../container/labels.js";
+} from "../../container/labels.js";
 import { type OwnerIdentity, ownerIdentity } from "./copy-container-labels.js";
 
 /**

@@ -6,7 +6,7 @@ import {
   LABEL_OWNER_HOST,
   LABEL_OWNER_PID,
   LABEL_OWNER_PID_NS,
-} from "../container/labels.js";
+} from "../../container/labels.js";
 
 export const LABEL_ISOLATION = "dev.harness.isolation";
 /**
@@ -64,7 +64,7 @@ export function copyLabels(
   };
 }
 
-/** The labels that name this harness process as a container's creator (owner-gone.ts reads them). */
+/** The labels that name this harness process as a container's creator (labels/owner-gone.ts reads them). */
 export function ownerLabels(owner: OwnerIdentity = ownerIdentity()): Record<string, string> {
   return {
     [LABEL_OWNER_HOST]: owner.host,

@@ -135,7 +135,8 @@ function phases(events: readonly Event[], who: Who): Phases | undefined {
 const docker = new Docker();
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), "harness-timeline-")));
 if (process.getuid?.() === 0) chownSync(workspace, 1000, 1000);
-const sandbox = await DockerSandbox.open({ workspace, removeOnStop: true });
+const image = process.env["BENCH_IMAGE"];
+const sandbox = await DockerSandbox.open({ workspace, removeOnStop: true, ...(image ? { image } : {}) });
 const devnull = openSync("/dev/null", "w");
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 let perf: ChildProcess | undefined;

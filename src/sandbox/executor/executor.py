@@ -126,10 +126,14 @@ ENVB = dict(os.environb)
 # The tag variable's name is in its text so that `ps` shows it as this executor's.
 AHEAD = RULESET is not None and os.path.basename(SHELL) == "bash" and hasattr(os, "memfd_create")
 AHEAD_WRAP = (
-    ": %s; IFS= read -r -n 1 g <&4 || exit 0; exec 4<&-; "
-    "IFS= read -r -d '' s <&3; IFS= read -r -d '' w <&3; IFS= read -r -d '' c <&3; IFS= read -r -d '' t <&3; "
-    'exec 3<&-; cd -- "$s" 2>/dev/null || cd -- "$w" 2>/dev/null || cd /; unset OLDPWD; export -- "$t"; '
-    'set -- "$c"; unset g s w c t; %s'
+    ": %s; IFS= read -r -n 1 _hg <&4 || exit 0; exec 4<&-; "
+    "IFS= read -r -d '' _hs <&3; IFS= read -r -d '' _hw <&3; IFS= read -r -d '' _hc <&3; "
+    "IFS= read -r -d '' _ht <&3; exec 3<&-; "
+    # cd sets OLDPWD: as it was when bash started, as for a shell exec'd in its start directory.
+    'case ${OLDPWD+x} in x) _ho=$OLDPWD ;; esac; '
+    'cd -- "$_hs" 2>/dev/null || cd -- "$_hw" 2>/dev/null || cd /; '
+    'case ${_ho+x} in x) OLDPWD=$_ho ;; *) unset OLDPWD ;; esac; export -- "$_ht"; '
+    'set -- "$_hc"; unset _hg _hs _hw _hc _ht _ho; %s'
 ) % (TAG, WRAP)
 AHEAD_WRAPB = AHEAD_WRAP.encode()
 

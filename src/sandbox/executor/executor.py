@@ -41,8 +41,7 @@ that its cwd can be read from /proc before it is let go.
 Frames both ways: 1 byte kind, 16 bytes nonce (ASCII hex), 4 bytes big-endian payload length,
 payload. Host to executor: `R` run (JSON request), `K` kill (JSON `{grace}`), `C` census (is any
 process of the commands' uid left in the container?, answered with a `C` frame, JSON `{alone}`).
-Executor to host: `H` hello (JSON, nonce all zeros), `S` started (JSON: pid, start time; held
-up to START_HOLD so that it travels with the call's first output or its end), `o`/`e`
+Executor to host: `H` hello (JSON, nonce all zeros), `S` started (JSON: pid, start time), `o`/`e`
 stdout/stderr bytes, `X` end (JSON: exit code, OOM kills, background count, cwd, survivors), `F`
 could not start (JSON: why), `B` bye (nonce all zeros, empty: it is about to exit). The end of its
 stdin ends the executor, after killing any command still running; its bye lets the host go on without
@@ -70,8 +69,6 @@ HDR = struct.Struct(">c16sI")
 CHUNK = 65536
 HIGH = 262144
 ZERO = b"0" * 16
-# How long a call's start frame may wait to travel with its first output or its end (Call.start).
-START_HOLD = 0.01
 
 def make_undumpable():
     prctl(PR_SET_DUMPABLE, 0)
@@ -493,7 +490,6 @@ class Call:
         self.fds = {}
         self.known = {}
         self.kill = None
-        self.held = None
         self.oom0 = oom()
 
     def start(self):
@@ -520,16 +516,8 @@ class Call:
             self.fds[fd] = name
             if not paused[0]:
                 watch(fd, ("pipe", self))
-        # Held back until the command prints, ends or has run START_HOLD: a short command's start
-        # and end then reach the host in one write, one trip through the engine instead of two.
-        self.held = time.monotonic() + START_HOLD
+        send_json(b"S", self.nonce, {"pid": self.pid, "start": self.t0})
         return True
-
-    def announce(self):
-        """The start frame, once, before anything else of this call goes to the host."""
-        if self.held is not None:
-            self.held = None
-            send_json(b"S", self.nonce, {"pid": self.pid, "start": self.t0})
 
     def read(self, fd, limit):
         n = 0
@@ -545,7 +533,6 @@ class Call:
                 os.close(fd)
                 del self.fds[fd]
                 return
-            self.announce()
             send(self.fds[fd], self.nonce, b)
             n += len(b)
 
@@ -629,7 +616,6 @@ class Call:
             draining[fd] = True
             watch(fd, ("drain", None))
         self.fds.clear()
-        self.announce()
         s = self.status
         code = os.WEXITSTATUS(s) if os.WIFEXITED(s) else 128 + os.WTERMSIG(s)
         cwd = self.cwd
@@ -785,12 +771,7 @@ def main():
                     else:
                         watch(fd, ("pipe", c))
         busy = any(c.kill is not None for c in calls.values())
-        wait = 0.05 if busy else None
-        held = [c.held for c in calls.values() if c.held is not None]
-        if held:
-            due = max(0.0, min(held) - time.monotonic())
-            wait = due if wait is None else min(wait, due)
-        for key, _ in sel.select(wait):
+        for key, _ in sel.select(0.05 if busy else None):
             what, call = key.data
             if what == "in":
                 if not on_input():
@@ -828,10 +809,7 @@ def main():
                     out.clear()
                     broken[0] = True
         reap()
-        now = time.monotonic()
         for c in list(calls.values()):
-            if c.held is not None and now >= c.held:
-                c.announce()
             c.step_kill()
             if c.status is not None and (c.kill is None or c.kill.get("done")):
                 c.finish()

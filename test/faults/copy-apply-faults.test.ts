@@ -5,39 +5,27 @@
  * (after it), with nothing of harness's left behind.
  */
 import { execFileSync } from "node:child_process";
-import {
-  chownSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Docker from "dockerode";
 import { afterAll, describe, expect, it } from "vitest";
 import { skipDocker } from "../support/docker-available.js";
 import { runCli } from "../support/run-cli.js";
-import { makeWorkspace, TEST_GID, TEST_UID } from "../support/workspace.js";
+import { makeWorkspace } from "../support/workspace.js";
+import {
+  applyTask,
+  expectedTree,
+  own,
+  removeCopyContainers,
+  snapshotTree,
+  stateDirs,
+} from "./apply-fixture.js";
 
 const REWRITTEN = 40;
 const ADDED = 60;
 const DELETED = 10;
 
 /** The task: rewrites old/*, deletes gone/ whole, adds new/*. */
-const TASK = [
-  `for i in $(seq 1 ${REWRITTEN}); do echo "new $i" > old/f$i; done`,
-  "rm -r gone",
-  "mkdir new",
-  `for i in $(seq 1 ${ADDED}); do echo "added $i" > new/n$i; done`,
-].join("; ");
-
-function own(path: string): void {
-  if (process.getuid?.() === 0) chownSync(path, TEST_UID, TEST_GID);
-}
+const TASK = applyTask(REWRITTEN, ADDED, "rm -r gone");
 
 function seed(root: string): void {
   for (const dir of ["old", "gone"]) {
@@ -50,50 +38,13 @@ function seed(root: string): void {
     for (const name of readdirSync(join(root, dir))) own(join(root, dir, name));
 }
 
-/** Every path under `root` with its content ("dir" for a directory). */
-function snapshot(root: string, rel = ""): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of readdirSync(join(root, rel)).sort()) {
-    const path = rel === "" ? name : `${rel}/${name}`;
-    if (lstatSync(join(root, path)).isDirectory()) {
-      out[path] = "dir";
-      Object.assign(out, snapshot(root, path));
-    } else out[path] = readFileSync(join(root, path), "utf8");
-  }
-  return out;
-}
+/** Every path with its content, `.harness` included: a staging left behind shows. */
+const snapshot = (root: string) => snapshotTree(root);
+const expectedNew = () => expectedTree(REWRITTEN, ADDED);
+const states = stateDirs("harness-fault-state-");
+const stateDir = () => states.make();
 
-function expectedNew(): Record<string, string> {
-  const out: Record<string, string> = { old: "dir", new: "dir" };
-  for (let i = 1; i <= REWRITTEN; i++) out[`old/f${i}`] = `new ${i}\n`;
-  for (let i = 1; i <= ADDED; i++) out[`new/n${i}`] = `added ${i}\n`;
-  return out;
-}
-
-const states: string[] = [];
-function stateDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "harness-fault-state-"));
-  states.push(dir);
-  return dir;
-}
-
-/** The copy containers a killed harness left (it had no chance to remove them). */
-async function removeCopyContainers(workspace: string): Promise<void> {
-  const docker = new Docker();
-  const found = await docker.listContainers({
-    all: true,
-    filters: { label: [`dev.harness.workspace=copy:${workspace}`] },
-  });
-  for (const c of found)
-    await docker
-      .getContainer(c.Id)
-      .remove({ force: true, v: true })
-      .catch(() => {});
-}
-
-afterAll(() => {
-  for (const dir of states) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => states.removeAll());
 
 /** [fault point, what the next command must leave: the old workspace or the new one] */
 const POINTS: [string, "old" | "new"][] = [

@@ -6,39 +6,27 @@
  * sandbox's changes and removes it. Also: a session without --apply off a terminal keeps its copy,
  * `harness rm ID` drops one, `--no-apply` drops it at once.
  */
-import {
-  chownSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Docker from "dockerode";
 import { afterAll, describe, expect, it } from "vitest";
 import { skipDocker } from "../support/docker-available.js";
 import { runCli } from "../support/run-cli.js";
-import { makeWorkspace, TEST_GID, TEST_UID } from "../support/workspace.js";
+import { makeWorkspace } from "../support/workspace.js";
+import {
+  applyTask,
+  copyContainers,
+  expectedTree,
+  own,
+  removeCopyContainers,
+  snapshotTree,
+  stateDirs,
+} from "./apply-fixture.js";
 
 const REWRITTEN = 30;
 const ADDED = 40;
 
 /** The task: rewrites old/*, deletes gone.txt, adds new/*. */
-const TASK = [
-  `for i in $(seq 1 ${REWRITTEN}); do echo "new $i" > old/f$i; done`,
-  "rm gone.txt",
-  "mkdir new",
-  `for i in $(seq 1 ${ADDED}); do echo "added $i" > new/n$i; done`,
-].join("; ");
-
-function own(path: string): void {
-  if (process.getuid?.() === 0) chownSync(path, TEST_UID, TEST_GID);
-}
+const TASK = applyTask(REWRITTEN, ADDED, "rm gone.txt");
 
 function seed(root: string): void {
   mkdirSync(join(root, "old"));
@@ -51,53 +39,13 @@ function seed(root: string): void {
   own(join(root, "gone.txt"));
 }
 
-/** Every path under `root` with its content ("dir" for a directory); harness's own `.harness` left out. */
-function snapshot(root: string, rel = ""): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of readdirSync(join(root, rel)).sort()) {
-    const path = rel === "" ? name : `${rel}/${name}`;
-    if (path === ".harness") continue;
-    if (lstatSync(join(root, path)).isDirectory()) {
-      out[path] = "dir";
-      Object.assign(out, snapshot(root, path));
-    } else out[path] = readFileSync(join(root, path), "utf8");
-  }
-  return out;
-}
+/** Every path with its content; harness's own `.harness` left out. */
+const snapshot = (root: string) => snapshotTree(root, ".harness");
+const expectedNew = () => expectedTree(REWRITTEN, ADDED);
+const states = stateDirs("harness-kept-state-");
+const stateDir = () => states.make();
 
-function expectedNew(): Record<string, string> {
-  const out: Record<string, string> = { old: "dir", new: "dir" };
-  for (let i = 1; i <= REWRITTEN; i++) out[`old/f${i}`] = `new ${i}\n`;
-  for (let i = 1; i <= ADDED; i++) out[`new/n${i}`] = `added ${i}\n`;
-  return out;
-}
-
-const states: string[] = [];
-function stateDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "harness-kept-state-"));
-  states.push(dir);
-  return dir;
-}
-
-/** The copy-mode containers of `workspace` (only those: other tests' containers are left alone). */
-async function copyContainers(workspace: string): Promise<Docker.ContainerInfo[]> {
-  return new Docker().listContainers({
-    all: true,
-    filters: { label: [`dev.harness.workspace=copy:${workspace}`] },
-  });
-}
-
-async function removeCopyContainers(workspace: string): Promise<void> {
-  for (const c of await copyContainers(workspace))
-    await new Docker()
-      .getContainer(c.Id)
-      .remove({ force: true, v: true })
-      .catch(() => {});
-}
-
-afterAll(() => {
-  for (const dir of states) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => states.removeAll());
 
 describe.skipIf(skipDocker)("kept copies: the sandbox's work outlives harness", () => {
   it("SIGKILL before the apply's commit point: the next copy-mode command keeps the copy, ps lists it, apply ID lands it whole", async () => {

@@ -13,11 +13,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureSandboxImage } from "../../../src/sandbox/docker/container/image.js";
 import { skipDocker } from "../../support/docker-available.js";
 import { useFakeApi } from "../../support/fake-api-fixture.js";
 import { toolUseReply } from "../../support/fake-messages-api.js";
 import { runCli, spawnCli } from "../../support/run-cli.js";
+import { commitTestImage } from "../../support/test-image.js";
 import { makeWorkspace } from "../../support/workspace.js";
 import {
   removeWorkspaceContainers,
@@ -30,24 +30,8 @@ const TAG = `harness-test-foreign:${process.pid}`;
 const MARK = 5000 + (process.pid % 900);
 
 /** Harness's own image with one file added: by image id, not harness's own. */
-async function foreignImage(docker: Docker): Promise<string> {
-  const base = await ensureSandboxImage(docker);
-  const container = await docker.createContainer({
-    Image: base,
-    Cmd: ["/bin/sh", "-c", "echo foreign > /etc/foreign-image"],
-    User: "0",
-    NetworkDisabled: true,
-    HostConfig: { NetworkMode: "none" },
-  });
-  try {
-    await container.start();
-    expect((await container.wait()).StatusCode).toBe(0);
-    const [repo = "", tag = ""] = TAG.split(":");
-    await container.commit({ repo, tag });
-  } finally {
-    await container.remove({ force: true });
-  }
-  return TAG;
+function foreignImage(docker: Docker): Promise<string> {
+  return commitTestImage(docker, TAG, "echo foreign > /etc/foreign-image");
 }
 
 async function until(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {

@@ -16,13 +16,13 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureSandboxImage } from "../../../src/sandbox/docker/container/image.js";
 import { DockerSandbox } from "../../../src/sandbox/docker/docker-sandbox.js";
 import {
   listPackageCacheVolumes,
   removePackageCacheVolumes,
 } from "../../../src/sandbox/docker/package-cache/package-cache-volume.js";
 import { skipDocker } from "../../support/docker-available.js";
+import { commitTestImage } from "../../support/test-image.js";
 import { makeWorkspace, TEST_UID } from "../../support/workspace.js";
 import { removeWorkspaceContainers, workspaceContainers } from "../../support/workspace-container.js";
 import { loopbackLookup, ORIGIN } from "../egress-fixture.js";
@@ -48,29 +48,13 @@ function trojan(real: string): string {
 }
 
 /** Harness's own image with trojan python3 and sleep in /usr/local/bin (first in PATH). */
-async function trojanImage(docker: Docker): Promise<string> {
-  const base = await ensureSandboxImage(docker);
+function trojanImage(docker: Docker): Promise<string> {
   const script = [
     `printf '%s' '${trojan("/usr/bin/python3")}' > /usr/local/bin/python3`,
     `printf '%s' '${trojan("/bin/sleep")}' > /usr/local/bin/sleep`,
     "chmod 755 /usr/local/bin/python3 /usr/local/bin/sleep",
   ].join(" && ");
-  const container = await docker.createContainer({
-    Image: base,
-    Cmd: ["/bin/sh", "-c", script],
-    User: "0",
-    NetworkDisabled: true,
-    HostConfig: { NetworkMode: "none" },
-  });
-  try {
-    await container.start();
-    expect((await container.wait()).StatusCode).toBe(0);
-    const [repo = "", tag = ""] = TAG.split(":");
-    await container.commit({ repo, tag });
-  } finally {
-    await container.remove({ force: true });
-  }
-  return TAG;
+  return commitTestImage(docker, TAG, script);
 }
 
 /** The marked processes on the host (every container's processes are the host's too). */

@@ -9,6 +9,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { claimJournal, keptCopyClaimId } from "../../src/sandbox/copy/journal/journal-claim.js";
 import { skipDocker } from "../support/docker-available.js";
 import { runCli } from "../support/run-cli.js";
 import { makeWorkspace } from "../support/workspace.js";
@@ -86,6 +87,14 @@ describe.skipIf(skipDocker)("kept copies: the sandbox's work outlives harness", 
       expect(asked.code).toBe(1);
       expect(asked.stderr).toContain("changes not applied (pass --yes to apply them)");
       expect(asked.stderr).toContain(`the copy stays kept as ${id}`);
+      expect(snapshot(ws.path)).toEqual(before);
+
+      // While another `harness apply` of it runs (its claim held here): refused in one line.
+      const other = await claimJournal(keptCopyClaimId(id ?? ""), env);
+      const raced = await runCli(["apply", id ?? "", "--yes"], { env });
+      await other?.release();
+      expect(raced.code).not.toBe(0);
+      expect(raced.stderr).toContain(`another harness apply of ${id} is running`);
       expect(snapshot(ws.path)).toEqual(before);
 
       const applied = await runCli(["apply", id ?? "", "--yes"], { env });

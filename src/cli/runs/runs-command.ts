@@ -53,7 +53,17 @@ export async function runsListCommand(
   const now = io.now?.() ?? Date.now();
   const runs = listRuns(dir, { env: io.env, now });
   if (format === "json") {
-    io.stdout(`${JSON.stringify(runs.map(runToJson), null, 2)}\n`);
+    const kept = await keptRunCopies(io.env);
+    // A run's kept copies: its id, or `ID.N` for a continued run's (docs/copy-mode.md).
+    const keptOf = (id: string) =>
+      kept.filter((r) => r.id === id || r.id.startsWith(`${id}.`)).map((r) => r.id);
+    io.stdout(
+      `${JSON.stringify(
+        runs.map((run) => ({ ...runToJson(run), keptCopies: keptOf(run.id) })),
+        null,
+        2,
+      )}\n`,
+    );
     return EXIT.ok;
   }
   if (runs.length === 0) {
@@ -242,11 +252,16 @@ export function processIo(): RunsIo {
  * (no engine is asked): what it is and what to do with it.
  */
 async function keptCopyLines(env: NodeJS.ProcessEnv, now: number): Promise<string[]> {
-  const kept = (await readKeptCopies(env)).filter(
-    (r) => r.command === "run" && r.state === "open" && !stampAlive(r.owner),
-  );
+  const kept = await keptRunCopies(env);
   return kept.map(
     (r) =>
       `kept copy ${r.id} of ${r.root} (${shownAge(now - Date.parse(r.createdAt))}): its changes were not applied; harness apply ${r.id} lands them, harness rm ${r.id} drops them\n`,
+  );
+}
+
+/** The records of runs' copies that are kept: open, and their session over. */
+async function keptRunCopies(env: NodeJS.ProcessEnv) {
+  return (await readKeptCopies(env)).filter(
+    (r) => r.command === "run" && r.state === "open" && !stampAlive(r.owner),
   );
 }

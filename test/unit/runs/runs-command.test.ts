@@ -96,6 +96,15 @@ describe("harness runs", () => {
       `kept copy ${id} of /srv/app2 (2h ago): its changes were not applied; harness apply ${id} lands them, harness rm ${id} drops them\n`,
     );
     expect(term.out()).not.toContain(`${id}.2`);
+    // The same in JSON, for programs: each run with the ids of its kept copies.
+    const json = io(state.env);
+    await runsListCommand({ outputFormat: "json" }, json);
+    const rows = JSON.parse(json.out()) as { id: string; keptCopies: string[] }[];
+    expect(rows.map((row) => [row.id, row.keptCopies])).toEqual([
+      [id, [id]],
+      [expect.any(String), []],
+      [expect.any(String), []],
+    ]);
   });
 
   it("gives JSON with --output-format json, and says when there are no runs", async () => {

@@ -45,3 +45,8 @@ export async function claimJournal(
   }
   return { release };
 }
+
+/** The claim name `harness apply ID` holds on a kept copy while it applies it (beside the journals). */
+export function keptCopyClaimId(copyId: string): string {
+  return `copy-${copyId}`;
+}

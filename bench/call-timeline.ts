@@ -102,10 +102,9 @@ function phases(events: readonly Event[], who: Who): Phases | undefined {
   const sIn = first((e) => who.shim.has(e.pid) && e.call === "read" && e.bytes === size, req.t);
   const isExec = (e: Event) => e.pid === who.exec;
   const xIn = first((e) => isExec(e) && e.call === "read" && e.fd === 0 && e.bytes > 0, req.t);
-  // The job to the spare (its length and the job), or the go byte to the shell started ahead.
-  const hand = xIn && first((e) => isExec(e) && e.call === "write" && e.fd > 2 && e.bytes > 0, xIn.t);
+  const hand = xIn && first((e) => isExec(e) && e.call === "write" && e.fd > 2 && e.bytes > 4, xIn.t);
   const sigs = events.filter(
-    (e) => isExec(e) && e.call === "write" && e.fd > 2 && e.bytes === 1 && e.t <= end.t && e !== hand,
+    (e) => isExec(e) && e.call === "write" && e.fd > 2 && e.bytes === 1 && e.t <= end.t,
   );
   const xOut = last((e) => isExec(e) && e.call === "write" && e.fd === 1 && e.bytes > 0, end.t);
   if (!dIn || !sIn || !xIn || !hand || !xOut || sigs.length < 2) return undefined;
@@ -122,7 +121,7 @@ function phases(events: readonly Event[], who: Who): Phases | undefined {
     "request: dockerd → shim": sIn.t - dIn.t,
     "request: shim → executor": xIn.t - sIn.t,
     "executor: request → job to its spare": hand.t - xIn.t,
-    "spare (→ bash) → `true` → EXIT trap's stop": stopped.t - hand.t,
+    "spare → bash → `true` → EXIT trap's stop": stopped.t - hand.t,
     "stop → cwd read → continued → exit": exited.t - stopped.t,
     "executor: exit → end frame written": xOut.t - exited.t,
     "end frame: executor → shim": sOut.t - xOut.t,
@@ -136,8 +135,7 @@ function phases(events: readonly Event[], who: Who): Phases | undefined {
 const docker = new Docker();
 const workspace = realpathSync(mkdtempSync(join(tmpdir(), "harness-timeline-")));
 if (process.getuid?.() === 0) chownSync(workspace, 1000, 1000);
-const image = process.env["BENCH_IMAGE"];
-const sandbox = await DockerSandbox.open({ workspace, removeOnStop: true, ...(image ? { image } : {}) });
+const sandbox = await DockerSandbox.open({ workspace, removeOnStop: true });
 const devnull = openSync("/dev/null", "w");
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 let perf: ChildProcess | undefined;

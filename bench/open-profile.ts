@@ -16,7 +16,6 @@ import { DockerSandbox } from "../src/sandbox/docker/docker-sandbox.js";
 import { envInt, formatTable, summarize } from "./stats.js";
 
 const ROUNDS = envInt("BENCH_ROUNDS", 10);
-const image = process.env["BENCH_IMAGE"];
 
 let stamps: Array<[string, number]> = [];
 let t0 = 0;
@@ -57,12 +56,12 @@ if (process.getuid?.() === 0) chownSync(workspace, 1000, 1000);
 const rounds: Array<Array<[string, number]>> = [];
 try {
   // A first open builds or finds the image and warms the module caches: not counted.
-  await (await DockerSandbox.open({ workspace, removeOnStop: true, ...(image ? { image } : {}) })).stop();
+  await (await DockerSandbox.open({ workspace, removeOnStop: true })).stop();
   for (let r = 0; r < ROUNDS; r++) {
     stamps = [];
     t0 = performance.now();
     stamp("open called");
-    const sandbox = await DockerSandbox.open({ workspace, removeOnStop: true, ...(image ? { image } : {}) });
+    const sandbox = await DockerSandbox.open({ workspace, removeOnStop: true });
     stamp("open returned");
     await sandbox.exec("echo first");
     stamp("first result");

@@ -49,7 +49,6 @@ waiting for the engine to close the exec's stream.
 """
 
 import collections
-import fcntl
 import json
 import os
 import selectors
@@ -96,10 +95,10 @@ RULESET = landlock_ruleset()
 
 # The shell stops itself as it exits, so that its cwd can be read; only while its parent is this
 # executor: a shell whose executor is gone would otherwise stay stopped for good, under PID 1.
-TRAP = (
+WRAP = (
     "trap 'IFS=\" \"; read -r x < /proc/$$/stat; set -- $x; [ \"$4\" = %d ] && kill -STOP $$' EXIT; "
+    'eval "$1"'
 ) % os.getpid()
-WRAP = TRAP + 'eval "$1"'
 
 
 def find_shell():
@@ -114,25 +113,6 @@ SHELL = find_shell()
 SHELLB = SHELL.encode()
 WRAPB = WRAP.encode()
 ENVB = dict(os.environb)
-
-# The next call's shell, started ahead (`spawn_ahead`) where every command has a Landlock domain of its
-# own and the shell is bash: it waits, already the workspace owner and in its own domain, for a go byte
-# on fd 4, then reads its start dir, workdir, command and tag entry (each NUL-terminated) from the job
-# on fd 3 (a memfd: seekable, so bash reads it in blocks), closes both, and goes on as WRAP does. Only
-# for a request with no environment of its own (entries given at exec would be imported at bash's start).
-# The tag variable's name is in its text so that `ps` shows it as this executor's.
-AHEAD = RULESET is not None and os.path.basename(SHELL) == "bash" and hasattr(os, "memfd_create")
-AHEAD_WRAP = (
-    ": %s; IFS= read -r -n 1 _hg <&4 || exit 0; exec 4<&-; "
-    "IFS= read -r -d '' _hs <&3; IFS= read -r -d '' _hw <&3; IFS= read -r -d '' _hc <&3; "
-    "IFS= read -r -d '' _ht <&3; exec 3<&-; "
-    # cd sets OLDPWD: as it was when bash started, as for a shell exec'd in its start directory.
-    'case ${OLDPWD+x} in x) _ho=$OLDPWD ;; esac; '
-    'cd -- "$_hs" 2>/dev/null || cd -- "$_hw" 2>/dev/null || cd /; '
-    'case ${_ho+x} in x) OLDPWD=$_ho ;; *) unset OLDPWD ;; esac; export -- "$_ht"; '
-    'set -- "$_hc"; unset _hg _hs _hw _hc _ht _ho; %s'
-) % (TAG, WRAP)
-AHEAD_WRAPB = AHEAD_WRAP.encode()
 
 
 class Outbox:
@@ -326,65 +306,6 @@ def child(o_w, e_w, job=None, ctl=None, parents=()):
     become_command(job)
 
 
-def ahead_child(o_w, e_w, go, job, parents):
-    """In a forked child: the next call's shell, started ahead (AHEAD_WRAP). Never returns."""
-    try:
-        for fd in parents:
-            os.close(fd)
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.set_wakeup_fd(-1)
-        os.setsid()
-        prctl(PR_SET_CHILD_SUBREAPER, 1)
-        nul = os.open("/dev/null", os.O_RDONLY)
-        os.dup2(nul, 0)
-        os.dup2(o_w, 1)
-        os.dup2(e_w, 2)
-        if ROOT:
-            os.seteuid(0)
-            os.setgroups([])
-            os.setresgid(GID, GID, GID)
-            os.setresuid(UID, UID, UID)
-        # Before the descriptors move: the ruleset's own may be 3 or 4.
-        if not enter_own_domain(RULESET):
-            os._exit(127)
-        # Above every descriptor in use first, so that neither lands on the other's number.
-        high = fcntl.fcntl(job, fcntl.F_DUPFD_CLOEXEC, 10), fcntl.fcntl(go, fcntl.F_DUPFD_CLOEXEC, 10)
-        os.dup2(high[0], 3)
-        os.dup2(high[1], 4)
-        os.chdir("/")
-        os.execve(SHELLB, [SHELLB, b"-c", AHEAD_WRAPB, b"bash"], ENVB)
-    except BaseException:
-        pass
-    os._exit(127)
-
-
-def spawn_ahead():
-    """Forks the next call's shell ahead: (pid, stdout, stderr, go pipe, job memfd)."""
-    fds = []
-    try:
-        o_r, o_w = os.pipe()
-        fds += [o_r, o_w]
-        e_r, e_w = os.pipe()
-        fds += [e_r, e_w]
-        g_r, g_w = os.pipe()
-        fds += [g_r, g_w]
-        m = os.memfd_create("harness-job", os.MFD_CLOEXEC)
-        fds.append(m)
-        pid = os.fork()
-    except OSError:
-        for fd in fds:
-            os.close(fd)
-        raise
-    if pid == 0:
-        ahead_child(o_w, e_w, g_r, m, (o_r, e_r, g_w))
-    os.close(o_w)
-    os.close(e_w)
-    os.close(g_r)
-    return pid, o_r, e_r, g_w, m
-
-
 def spawn(job=None):
     """Forks a child for a command (job given): (pid, stdout, stderr); or a spare that waits for one:
     (pid, stdout, stderr, ctl)."""
@@ -415,68 +336,45 @@ def spawn(job=None):
 
 
 # The next command's process, forked ahead of time: forking this python and the copy-on-write faults
-# that follow cost milliseconds a call; with a spare they are paid between calls. Where AHEAD holds it
-# is the next call's shell itself, already started (bash's start, about as much again, is then paid
-# between calls too): the workspace owner in a Landlock domain of its own, so that no job of an earlier
-# call can trace it or open its memory or descriptors (sibling domains), only signal it, as it can
-# signal any later call's processes. Elsewhere it waits as this executor's identity (out of the
-# commands' reach, in the root model) until it is handed a command.
-# (pid, stdout, stderr, control, job memfd or None)
+# that follow cost milliseconds a call; with a spare they are paid between calls. It waits as this
+# executor's identity (out of the commands' reach, in the root model) until it is handed a command.
 spare = [None]
-# Whether the next spare is a shell started ahead: not after a request that carried an environment.
-ahead = [AHEAD]
 
 
-def take_spare(fields, plain):
+def take_spare(job):
     """Hands the job to the spare: (pid, stdout, stderr), or None when there is no usable spare."""
     sp = spare[0]
     spare[0] = None
     if sp is None:
         return None
-    pid, o_r, e_r, c_w, m = sp
+    pid, o_r, e_r, c_w = sp
     st = stat(pid)
-    # A shell started ahead takes no environment: a request with one gets a fresh fork.
-    ok = st is not None and st[0] not in (b"Z", b"T", b"t") and (m is None or plain)
+    ok = st is not None and st[0] not in (b"Z", b"T", b"t")
     if ok:
         try:
-            if m is None:
-                job = b"\0".join(fields)
-                msg = struct.pack(">I", len(job)) + job
-                n = 0
-                while n < len(msg):
-                    n += os.write(c_w, msg[n:])
-            else:
-                job = b"".join(f + b"\0" for f in fields)
-                n = 0
-                while n < len(job):
-                    n += os.pwrite(m, job[n:], n)
-                os.write(c_w, b"g")
+            msg = struct.pack(">I", len(job)) + job
+            n = 0
+            while n < len(msg):
+                n += os.write(c_w, msg[n:])
         except OSError:
             ok = False
     os.close(c_w)
-    if m is not None:
-        os.close(m)
     if ok:
         return pid, o_r, e_r
-    # Stopped or killed (a shell ahead by a job; else only where the machinery shares the commands'
-    # uid), or of the wrong kind: a fresh fork.
-    drop_spare(pid, o_r, e_r)
-    return None
-
-
-def drop_spare(pid, o_r, e_r):
+    # Stopped or killed (possible only where the machinery shares the commands' uid): a fresh fork.
     try:
         os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
     os.close(o_r)
     os.close(e_r)
+    return None
 
 
 def make_spare():
     if spare[0] is None:
         try:
-            spare[0] = spawn_ahead() if ahead[0] else spawn() + (None,)
+            spare[0] = spawn()
         except OSError:
             pass
 
@@ -496,15 +394,13 @@ class Call:
         r = self.req
         env = [kv.encode() for kv in r.get("env", [])] + [("%s=%s" % (TAG, r["tag"])).encode()]
         self.tag = env[-1]
-        fields = [r["start"].encode(), r["workdir"].encode(), r["command"].encode()] + env
-        plain = len(env) == 1
-        ahead[0] = AHEAD and plain
-        handed = take_spare(fields, plain)
+        job = b"\0".join([r["start"].encode(), r["workdir"].encode(), r["command"].encode()] + env)
+        handed = take_spare(job)
         if handed is not None:
             self.pid, o_r, e_r = handed
         else:
             try:
-                self.pid, o_r, e_r = spawn(b"\0".join(fields))
+                self.pid, o_r, e_r = spawn(job)
             except OSError as e:
                 send_json(b"F", self.nonce, {"error": "%s: %s" % (type(e).__name__, e.strerror or e)})
                 return False
@@ -672,8 +568,7 @@ def reap():
         if spare[0] is not None and pid == spare[0][0] and not os.WIFSTOPPED(status):
             # The spare ended before it got a command: drop it, a new one is made when idle.
             for fd in spare[0][1:]:
-                if fd is not None:
-                    os.close(fd)
+                os.close(fd)
             spare[0] = None
             continue
         call = pids.get(pid)
@@ -695,9 +590,8 @@ def alone():
     engine."""
     if not ROOT:
         return False
-    waiting = spare[0][0] if spare[0] is not None else None
     for d in os.listdir("/proc"):
-        if d.isdigit() and d != "1" and int(d) != waiting:
+        if d.isdigit() and d != "1":
             st = stat(int(d))
             if st is not None and st[0] != b"Z" and commands_process(int(d)):
                 return False
@@ -818,17 +712,7 @@ def main():
         if alive and spare[0] is None and not calls and not out.size:
             make_spare()
     if spare[0] is not None:
-        # Ended before the bye: a shell started ahead is the commands' uid, and would otherwise be
-        # one more process for the end of the run to find.
-        pid, o_r, e_r, c_w, m = spare[0]
-        os.close(c_w)
-        if m is not None:
-            os.close(m)
-            drop_spare(pid, o_r, e_r)
-            try:
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
+        os.close(spare[0][3])
     if not broken[0]:
         send(b"B", ZERO, b"")
         os.set_blocking(1, True)

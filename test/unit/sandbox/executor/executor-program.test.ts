@@ -187,32 +187,6 @@ describe("executor.py, driven by frames", () => {
     await expect.poll(mine, { timeout: 5_000, interval: 50 }).toEqual([]);
   });
 
-  it("a shell started ahead gives a command what a freshly exec'd one gives, a 100 KB command whole", async () => {
-    const ex = startExecutor();
-    const hello = JSON.parse((await ex.next(FRAME.hello, NO_NONCE)).payload.toString());
-    await ex.run("true", nonce(20));
-    // The next call's process is made once the last one's end is written; give it that moment.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const probe = [
-      `: ${"x".repeat(100_000)}`,
-      'echo "$0|$1" | wc -c; pwd; echo "tag=$' + EXEC_TAG_VAR + '"; echo "old=${OLDPWD-unset}"',
-      // The shell's own descriptors, by a glob (a pipeline would hold pipes of its own).
-      'for f in /proc/$$/fd/*; do printf "%s " "${f##*/}"; done; echo; set | grep -c "^_h"; echo "$SHLVL $-"',
-    ].join("\n");
-    // Split, so that the pattern is not in the command line of a shell exec'd with the command.
-    const self = "tr '\\0' ' ' < /proc/$$/cmdline | grep -c '_h'g";
-    const ahead = await ex.run(`${probe}\n${self}`, nonce(21));
-    // A request with an environment of its own is exec'd with it, as every call was before.
-    const fresh = await ex.run(`${probe}\n${self}`, nonce(22), ["X_UNUSED=1"]);
-    expect(ahead.stderr).toBe("");
-    expect(ahead.end).toMatchObject({ code: 0, cwd: "/tmp" });
-    const lines = (out: string) => out.trimEnd().split("\n");
-    expect(lines(ahead.stdout).slice(0, -1)).toEqual(lines(fresh.stdout).slice(0, -1));
-    expect(lines(ahead.stdout)[1]).toBe("/tmp");
-    expect(lines(ahead.stdout).at(-1)).toBe(hello.landlock ? "1" : "0");
-    expect(lines(fresh.stdout).at(-1)).toBe("0");
-  });
-
   it("runs commands one after another, each on a fresh process made ahead of it", async () => {
     const ex = startExecutor();
     const pids = new Set<string>();
